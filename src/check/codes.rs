@@ -1,0 +1,60 @@
+//! Declared error codes: format, unique, described, not reserved.
+
+use super::diagnostic::Diagnostic;
+use crate::manifest::yaml::Node;
+use crate::manifest::{ErrorDecl, RESERVED_CODES};
+
+/// `^[a-z][a-z0-9_]*$`
+pub fn valid_code(code: &str) -> bool {
+    let b = code.as_bytes();
+    !b.is_empty() && b[0].is_ascii_lowercase() && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
+}
+
+/// Checks every declared error.
+pub fn check(errors: &[(usize, ErrorDecl)], root: &Node, out: &mut Vec<Diagnostic>) {
+    for (n, (i, decl)) in errors.iter().enumerate() {
+        let ptr = format!("/interface/errors/{i}");
+        let code_ptr = format!("{ptr}/code");
+        let code = &decl.code;
+        if !valid_code(code) {
+            out.push(
+                Diagnostic::error("error-code-format", &code_ptr, root.locate(&code_ptr), format!("error code `{code}` does not match `^[a-z][a-z0-9_]*$`"))
+                    .with_hint(format!("use lowercase letters, digits and `_`, e.g. `{}`", suggest_code(code))),
+            );
+        }
+        if RESERVED_CODES.contains(&code.as_str()) {
+            out.push(
+                Diagnostic::error("error-code-reserved", &code_ptr, root.locate(&code_ptr), format!("error code `{code}` is reserved by the gateway"))
+                    .with_hint("the gateway reports it itself; name your own failure, e.g. `upstream_unavailable` or `document_too_slow`"),
+            );
+        }
+        if let Some((first, _)) = errors[..n].iter().find(|(_, d)| d.code == *code) {
+            out.push(Diagnostic::error(
+                "error-code-duplicate",
+                &code_ptr,
+                root.locate(&code_ptr),
+                format!("error code `{code}` is declared twice (first at `interface.errors[{first}]`)"),
+            ));
+        }
+        if decl.description.trim().is_empty() {
+            let at = format!("{ptr}/description");
+            out.push(
+                Diagnostic::error("error-description-missing", &at, root.locate(&at), format!("error code `{code}` has no description"))
+                    .with_hint("say when it happens, for the human deciding whether to call you"),
+            );
+        }
+    }
+}
+
+fn suggest_code(code: &str) -> String {
+    let mut s: String = code
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .collect::<String>()
+        .trim_matches('_')
+        .to_string();
+    if !s.starts_with(|c: char| c.is_ascii_lowercase()) {
+        s.insert_str(0, "error_");
+    }
+    s
+}

@@ -1,0 +1,95 @@
+//! One problem found in a manifest: an id, a place and a message.
+
+use serde::Serialize;
+
+use crate::manifest::yaml::Loc;
+
+/// How bad a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The registry refuses the manifest.
+    Error,
+    /// A habit of the guides is missing; the manifest is still accepted.
+    Warning,
+}
+
+/// A located problem in a manifest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// Stable kebab-case id of the check.
+    pub check: &'static str,
+    /// RFC 6901 pointer into the manifest document.
+    pub pointer: String,
+    /// Line in the file, from 1 (0 when the problem is the whole file).
+    pub line: u64,
+    /// Column in the file, from 1.
+    pub column: u64,
+    /// What is wrong: lowercase, no trailing period, names in backticks.
+    pub message: String,
+    /// How to fix it, when there is something useful to say.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+impl Diagnostic {
+    /// An error at `pointer`, located at `loc`.
+    pub fn error(check: &'static str, pointer: impl Into<String>, loc: Loc, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            check,
+            pointer: pointer.into(),
+            line: loc.line,
+            column: loc.column,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    /// A warning at `pointer`, located at `loc`.
+    pub fn warning(check: &'static str, pointer: impl Into<String>, loc: Loc, message: impl Into<String>) -> Self {
+        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(check, pointer, loc, message) }
+    }
+
+    /// The same diagnostic with a hint.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+/// A pointer as a reader writes it: `/examples/2/output/top_words/0` becomes
+/// `examples[2].output.top_words[0]`.
+pub fn dotted(pointer: &str) -> String {
+    let mut out = String::new();
+    for raw in pointer.split('/').skip(1) {
+        let segment = raw.replace("~1", "/").replace("~0", "~");
+        if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
+            out.push('[');
+            out.push_str(&segment);
+            out.push(']');
+        } else if !segment.is_empty()
+            && segment.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '$')
+        {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&segment);
+        } else {
+            out.push_str(&format!("[{}]", serde_json::Value::String(segment)));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn dotted_paths_read_like_code() {
+        assert_eq!(super::dotted("/examples/2/output/top_words/0/count"), "examples[2].output.top_words[0].count");
+        assert_eq!(super::dotted("/a/b c"), "a[\"b c\"]");
+        assert_eq!(super::dotted(""), "");
+    }
+}

@@ -1,0 +1,184 @@
+//! The publish checks: everything the registry refuses, refused here first, all at once.
+
+mod codes;
+mod diagnostic;
+mod examples;
+mod lints;
+pub mod re2;
+mod render;
+pub mod schema;
+mod structure;
+
+use std::path::{Path, PathBuf};
+
+pub use diagnostic::{Diagnostic, Severity, dotted};
+pub use render::{render_human, render_json};
+
+use crate::manifest::yaml::{self, Kind, Loc, Node};
+use crate::manifest::{Interface, Manifest, Pricing};
+
+/// Largest manifest file read at all.
+pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
+
+/// The outcome of checking one manifest.
+#[derive(Debug)]
+pub struct Report {
+    /// The file checked.
+    pub path: PathBuf,
+    /// Its text (empty when it could not be read as text).
+    pub source: String,
+    /// Every problem found, errors and warnings, in file order.
+    pub diagnostics: Vec<Diagnostic>,
+    manifest: Option<Manifest>,
+}
+
+impl Report {
+    /// True when no diagnostic is an error.
+    pub fn accepted(&self) -> bool {
+        self.manifest.is_some()
+    }
+
+    /// The checked manifest, or the report that refused it.
+    pub fn into_manifest(self) -> Result<Manifest, Report> {
+        match self.manifest {
+            Some(m) => Ok(m),
+            None => Err(self),
+        }
+    }
+
+    /// Number of errors.
+    pub fn errors(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.severity == Severity::Error).count()
+    }
+
+    /// Number of warnings.
+    pub fn warnings(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count()
+    }
+}
+
+/// Reads and checks a manifest file.
+pub fn check_file(path: &Path) -> Report {
+    let fail = |message: String| Report {
+        path: path.to_path_buf(),
+        source: String::new(),
+        diagnostics: vec![Diagnostic::error("file-unreadable", "", Loc::default(), message)],
+        manifest: None,
+    };
+    let size = match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => return fail(format!("`{}` is a folder, not a manifest", path.display())),
+        Ok(m) => m.len(),
+        Err(e) => return fail(format!("cannot read `{}`: {}", path.display(), e.to_string().to_lowercase())),
+    };
+    if size > MAX_FILE_BYTES {
+        return fail(format!("the file is {size} bytes; a manifest is at most {MAX_FILE_BYTES} bytes"));
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => check_str(&text, path),
+            Err(e) => {
+                let at = e.utf8_error().valid_up_to();
+                let mut report = fail(format!("the file is not UTF-8 text (invalid byte at offset {at})"));
+                report.diagnostics[0].check = "file-not-text";
+                report
+            }
+        },
+        Err(e) => fail(format!("cannot read `{}`: {}", path.display(), e.to_string().to_lowercase())),
+    }
+}
+
+/// Checks manifest text; `path` names it in messages and anchors `files/`.
+pub fn check_str(text: &str, path: &Path) -> Report {
+    let mut out = Vec::new();
+    let manifest = run(text, path, &mut out);
+    out.sort_by(|a, b| (a.line, a.column).cmp(&(b.line, b.column)).then(a.severity.cmp_key().cmp(&b.severity.cmp_key())));
+    let manifest = if out.iter().any(|d| d.severity == Severity::Error) { None } else { manifest };
+    Report { path: path.to_path_buf(), source: text.to_string(), diagnostics: out, manifest }
+}
+
+impl Severity {
+    fn cmp_key(self) -> u8 {
+        match self {
+            Severity::Error => 0,
+            Severity::Warning => 1,
+        }
+    }
+}
+
+fn run(text: &str, path: &Path, out: &mut Vec<Diagnostic>) -> Option<Manifest> {
+    if text.trim().is_empty() {
+        out.push(Diagnostic::error("empty-manifest", "", Loc { line: 1, column: 1 }, "the manifest is empty").with_hint("run `cargo holon-test new NAME` to start from a template"));
+        return None;
+    }
+    let root = match yaml::parse(text) {
+        Ok(root) => root,
+        Err(e) => {
+            out.push(Diagnostic::error(e.check, "", e.loc, e.message));
+            return None;
+        }
+    };
+    if !matches!(root.kind, Kind::Map(_)) {
+        out.push(Diagnostic::error("wrong-type", "", root.loc, format!("the manifest must be a mapping, not {}", root.type_name())));
+        return None;
+    }
+    let parts = structure::read(&root, out);
+    let input_ok = parts.input.as_ref().is_some_and(|s| schema::check(s, "/interface/input", &root, out));
+    let output_ok = parts.output.as_ref().is_some_and(|s| schema::check(s, "/interface/output", &root, out));
+    if let Some(s) = &parts.input {
+        lints::input(s, &root, out);
+    }
+    if let Some(s) = &parts.output {
+        lints::output(s, &root, out);
+    }
+    codes::check(&parts.errors, &root, out);
+    let input_validator = input_ok.then(|| parts.input.as_ref().and_then(|s| crate::gateway::schema::compile(s).ok())).flatten();
+    let output_validator = output_ok.then(|| parts.output.as_ref().and_then(|s| crate::gateway::schema::compile(s).ok())).flatten();
+    let errors_node = root.get("interface").and_then(|i| i.get("errors"));
+    let errors_known = errors_node.is_none_or(|n| matches!(n.kind, Kind::Seq(_)));
+    let examples = examples::check(
+        &parts.examples,
+        &examples::Context {
+            root: &root,
+            input: input_validator.as_ref(),
+            output: output_validator.as_ref(),
+            errors: &parts.errors,
+            errors_known,
+            limits: parts.limits,
+        },
+        out,
+    );
+    error_examples_lint(&parts, &examples, &root, out);
+    if root.get("examples").is_some_and(|n| matches!(&n.kind, Kind::Seq(items) if items.is_empty())) && !out.iter().any(|d| d.check == "no-success-example") {
+        out.push(Diagnostic::error("no-success-example", "/examples", root.locate("/examples"), "the manifest has no successful example"));
+    }
+    Some(Manifest {
+        path: path.to_path_buf(),
+        name: parts.name?,
+        version: parts.version?,
+        description: parts.description?,
+        capability: parts.capability?,
+        interface: Interface {
+            input: parts.input?,
+            output: parts.output?,
+            errors: parts.errors.into_iter().map(|(_, d)| d).collect(),
+        },
+        runtime: crate::manifest::Runtime { tool: parts.tool?, limits: parts.limits? },
+        pricing: Pricing { ..parts.pricing? },
+        source: parts.source,
+        examples,
+        _checked: (),
+    })
+}
+
+fn error_examples_lint(parts: &structure::Parts, examples: &[crate::manifest::Example], root: &Node, out: &mut Vec<Diagnostic>) {
+    for (i, decl) in &parts.errors {
+        let used = examples.iter().any(|e| matches!(&e.expect, crate::manifest::Expect::Error(c) if *c == decl.code));
+        if !used {
+            let at = format!("/interface/errors/{i}/code");
+            out.push(
+                Diagnostic::warning("error-without-example", &at, root.locate(&at), format!("declared error `{}` has no example", decl.code))
+                    .with_hint("add an example whose `error` is this code, so the tests prove the agent raises it"),
+            );
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! Compiling the manifest's schemas and turning validation errors into located violations.
+
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{PatternOptions, Validator};
+use serde_json::Value;
+
+use super::bounds::escape;
+
+/// One way an instance breaks a schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// RFC 6901 pointer inside the instance, down to the offending property.
+    pub pointer: String,
+    /// What is wrong, lowercase.
+    pub message: String,
+}
+
+/// Compiles a JSON Schema 2020-12 document with the `regex` pattern engine. Remote `$ref`s are
+/// never fetched (the crate is built without resolvers), so a schema that needs one fails here.
+pub fn compile(schema: &Value) -> Result<Validator, String> {
+    jsonschema::draft202012::options()
+        .with_pattern_options(PatternOptions::regex())
+        .build(schema)
+        .map_err(|e| sentence(&e.to_string()))
+}
+
+/// Every violation of `validator` by `instance`, each pointing at the exact property.
+pub fn violations(validator: &Validator, instance: &Value) -> Vec<Violation> {
+    let mut out = Vec::new();
+    for error in validator.iter_errors(instance) {
+        let base = error.instance_path().as_str().to_string();
+        match error.kind() {
+            ValidationErrorKind::Required { property } => {
+                let name = property.as_str().map_or_else(|| property.to_string(), str::to_string);
+                out.push(Violation {
+                    pointer: format!("{base}/{}", escape(&name)),
+                    message: format!("missing required property `{name}`"),
+                });
+            }
+            ValidationErrorKind::AdditionalProperties { unexpected } => {
+                for name in unexpected {
+                    out.push(Violation {
+                        pointer: format!("{base}/{}", escape(name)),
+                        message: format!("property `{name}` is not allowed (`additionalProperties: false`)"),
+                    });
+                }
+            }
+            ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+                for name in unexpected {
+                    out.push(Violation {
+                        pointer: format!("{base}/{}", escape(name)),
+                        message: format!("property `{name}` is not allowed (`unevaluatedProperties`)"),
+                    });
+                }
+            }
+            ValidationErrorKind::Type { .. } => out.push(Violation {
+                pointer: base,
+                message: format!("{} (found {})", sentence(&error.to_string()), type_of(error.instance())),
+            }),
+            _ => out.push(Violation { pointer: base, message: sentence(&error.to_string()) }),
+        }
+    }
+    out
+}
+
+/// The JSON type of a value, as JSON Schema names it.
+pub fn type_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A value cut short for a message.
+pub fn short(v: &Value) -> String {
+    let text = v.to_string();
+    if text.chars().count() > 60 {
+        let cut: String = text.chars().take(57).collect();
+        format!("{cut}...")
+    } else {
+        text
+    }
+}
+
+/// A library message in house style: first letter lowercase, no trailing period.
+pub fn sentence(text: &str) -> String {
+    let text = text.trim().trim_end_matches('.');
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) if !chars.clone().next().is_some_and(char::is_uppercase) => c.to_lowercase().chain(chars).collect(),
+        _ => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_the_property_that_is_missing_or_extra() {
+        let schema = json!({
+            "type": "object",
+            "required": ["words"],
+            "additionalProperties": false,
+            "properties": {"words": {"type": "integer"}, "n": {"type": "object", "unevaluatedProperties": false}}
+        });
+        let v = compile(&schema).unwrap();
+        let found = violations(&v, &json!({"extra": 1, "n": {"deep": 2}}));
+        let pointers: Vec<_> = found.iter().map(|v| v.pointer.as_str()).collect();
+        assert!(pointers.contains(&"/words"), "{found:?}");
+        assert!(pointers.contains(&"/extra"), "{found:?}");
+        assert!(pointers.contains(&"/n/deep"), "{found:?}");
+        let wrong = violations(&v, &json!({"words": "11"}));
+        assert_eq!(wrong[0].pointer, "/words");
+        assert_eq!(wrong[0].message, "\"11\" is not of type \"integer\" (found a string)");
+    }
+}

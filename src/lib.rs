@@ -1,0 +1,15 @@
+//! holon-kit: the Rust author kit for Holon agents.
+//!
+//! - [`check`]: the registry's publish checks on a `holon.yaml`, all problems in one run.
+//! - [`gateway`]: the gateway's rules (payload bounds, schemas, statuses) that both test passes
+//!   apply.
+//! - [`manifest`]: the file format and the checked [`Manifest`].
+#![warn(missing_docs)]
+
+pub mod check;
+pub mod gateway;
+pub mod manifest;
+
+pub use manifest::Manifest;
+#[cfg(feature = "cli")]
+pub mod cli;

@@ -1,0 +1,6 @@
+//! The `holon.yaml` file format: its located YAML tree and the checked model.
+
+mod model;
+pub mod yaml;
+
+pub use model::{ChargeOn, ErrorDecl, Example, Expect, Interface, Limits, Manifest, Pricing, RESERVED_CODES, Runtime, Source};
