@@ -65,7 +65,9 @@ pub fn main() -> ExitCode {
     ExitCode::from(match cli.command {
         Some(Command::Check { path, format }) => run_check(path.as_deref(), format),
         None => {
-            eprintln!("error: running the examples is not available in this build; use `cargo holon-test check`");
+            eprintln!(
+                "error: running the examples is not available in this build; use `cargo holon-test check`"
+            );
             EXIT_REFUSED
         }
     })
@@ -84,7 +86,11 @@ fn run_check(path: Option<&Path>, format: Format) -> u8 {
         Format::Json => println!("{}", check::render_json(&report)),
         Format::Human => eprint!("{}", check::render_human(&report, use_color())),
     }
-    if report.accepted() { EXIT_OK } else { EXIT_REFUSED }
+    if report.accepted() {
+        EXIT_OK
+    } else {
+        EXIT_REFUSED
+    }
 }
 
 /// The manifest a path names: the file itself, `holon.yaml` in a folder, or (with no path)
@@ -93,24 +99,40 @@ pub fn find_manifest(path: Option<&Path>) -> Result<PathBuf, String> {
     match path {
         Some(p) if p.is_dir() => {
             let file = p.join("holon.yaml");
-            if file.is_file() { Ok(file) } else { Err(format!("no `holon.yaml` in `{}`", p.display())) }
+            if file.is_file() {
+                Ok(file)
+            } else {
+                Err(format!("no `holon.yaml` in `{}`", p.display()))
+            }
         }
         Some(p) => {
-            if p.exists() { Ok(p.to_path_buf()) } else { Err(format!("`{}` does not exist", p.display())) }
+            if p.exists() {
+                Ok(p.to_path_buf())
+            } else {
+                Err(format!("`{}` does not exist", p.display()))
+            }
         }
         None => {
-            let cwd = std::env::current_dir().map_err(|e| format!("cannot read the current folder: {e}"))?;
+            let cwd = std::env::current_dir()
+                .map_err(|e| format!("cannot read the current folder: {e}"))?;
             cwd.ancestors()
                 .map(|d| d.join("holon.yaml"))
                 .find(|f| f.is_file())
                 .map(|f| relative_to(&f, &cwd))
-                .ok_or_else(|| format!("no `holon.yaml` in `{}` or any folder above it", cwd.display()))
+                .ok_or_else(|| {
+                    format!(
+                        "no `holon.yaml` in `{}` or any folder above it",
+                        cwd.display()
+                    )
+                })
         }
     }
 }
 
 fn relative_to(file: &Path, base: &Path) -> PathBuf {
-    file.strip_prefix(base).map(Path::to_path_buf).unwrap_or_else(|_| file.to_path_buf())
+    file.strip_prefix(base)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| file.to_path_buf())
 }
 
 fn use_color() -> bool {

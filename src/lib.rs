@@ -9,7 +9,11 @@
 pub mod check;
 pub mod gateway;
 pub mod manifest;
+#[cfg(feature = "runtime")]
+pub mod runtime;
 
 pub use manifest::Manifest;
+#[cfg(feature = "runtime")]
+pub use runtime::{Ctx, Failure, ServeError, agent, serve};
 #[cfg(feature = "cli")]
 pub mod cli;

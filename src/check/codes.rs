@@ -7,7 +7,10 @@ use crate::manifest::{ErrorDecl, RESERVED_CODES};
 /// `^[a-z][a-z0-9_]*$`
 pub fn valid_code(code: &str) -> bool {
     let b = code.as_bytes();
-    !b.is_empty() && b[0].is_ascii_lowercase() && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
+    !b.is_empty()
+        && b[0].is_ascii_lowercase()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
 }
 
 /// Checks every declared error.
@@ -18,8 +21,16 @@ pub fn check(errors: &[(usize, ErrorDecl)], root: &Node, out: &mut Vec<Diagnosti
         let code = &decl.code;
         if !valid_code(code) {
             out.push(
-                Diagnostic::error("error-code-format", &code_ptr, root.locate(&code_ptr), format!("error code `{code}` does not match `^[a-z][a-z0-9_]*$`"))
-                    .with_hint(format!("use lowercase letters, digits and `_`, e.g. `{}`", suggest_code(code))),
+                Diagnostic::error(
+                    "error-code-format",
+                    &code_ptr,
+                    root.locate(&code_ptr),
+                    format!("error code `{code}` does not match `^[a-z][a-z0-9_]*$`"),
+                )
+                .with_hint(format!(
+                    "use lowercase letters, digits and `_`, e.g. `{}`",
+                    suggest_code(code)
+                )),
             );
         }
         if RESERVED_CODES.contains(&code.as_str()) {
@@ -33,14 +44,21 @@ pub fn check(errors: &[(usize, ErrorDecl)], root: &Node, out: &mut Vec<Diagnosti
                 "error-code-duplicate",
                 &code_ptr,
                 root.locate(&code_ptr),
-                format!("error code `{code}` is declared twice (first at `interface.errors[{first}]`)"),
+                format!(
+                    "error code `{code}` is declared twice (first at `interface.errors[{first}]`)"
+                ),
             ));
         }
         if decl.description.trim().is_empty() {
             let at = format!("{ptr}/description");
             out.push(
-                Diagnostic::error("error-description-missing", &at, root.locate(&at), format!("error code `{code}` has no description"))
-                    .with_hint("say when it happens, for the human deciding whether to call you"),
+                Diagnostic::error(
+                    "error-description-missing",
+                    &at,
+                    root.locate(&at),
+                    format!("error code `{code}` has no description"),
+                )
+                .with_hint("say when it happens, for the human deciding whether to call you"),
             );
         }
     }
@@ -49,7 +67,13 @@ pub fn check(errors: &[(usize, ErrorDecl)], root: &Node, out: &mut Vec<Diagnosti
 fn suggest_code(code: &str) -> String {
     let mut s: String = code
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
         .collect::<String>()
         .trim_matches('_')
         .to_string();

@@ -36,7 +36,12 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// An error at `pointer`, located at `loc`.
-    pub fn error(check: &'static str, pointer: impl Into<String>, loc: Loc, message: impl Into<String>) -> Self {
+    pub fn error(
+        check: &'static str,
+        pointer: impl Into<String>,
+        loc: Loc,
+        message: impl Into<String>,
+    ) -> Self {
         Diagnostic {
             severity: Severity::Error,
             check,
@@ -49,8 +54,16 @@ impl Diagnostic {
     }
 
     /// A warning at `pointer`, located at `loc`.
-    pub fn warning(check: &'static str, pointer: impl Into<String>, loc: Loc, message: impl Into<String>) -> Self {
-        Diagnostic { severity: Severity::Warning, ..Diagnostic::error(check, pointer, loc, message) }
+    pub fn warning(
+        check: &'static str,
+        pointer: impl Into<String>,
+        loc: Loc,
+        message: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(check, pointer, loc, message)
+        }
     }
 
     /// The same diagnostic with a hint.
@@ -71,7 +84,9 @@ pub fn dotted(pointer: &str) -> String {
             out.push_str(&segment);
             out.push(']');
         } else if !segment.is_empty()
-            && segment.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '$')
+            && segment
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '$')
         {
             if !out.is_empty() {
                 out.push('.');
@@ -88,7 +103,10 @@ pub fn dotted(pointer: &str) -> String {
 mod tests {
     #[test]
     fn dotted_paths_read_like_code() {
-        assert_eq!(super::dotted("/examples/2/output/top_words/0/count"), "examples[2].output.top_words[0].count");
+        assert_eq!(
+            super::dotted("/examples/2/output/top_words/0/count"),
+            "examples[2].output.top_words[0].count"
+        );
         assert_eq!(super::dotted("/a/b c"), "a[\"b c\"]");
         assert_eq!(super::dotted(""), "");
     }

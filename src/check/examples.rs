@@ -24,7 +24,8 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
     let root = cx.root;
     let mut checked = Vec::with_capacity(examples.len());
     let mut successes = 0;
-    let mut first_by_name: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut first_by_name: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::new();
     for ex in examples {
         let ptr = format!("/examples/{}", ex.index);
         let loc = root.locate(&ptr);
@@ -33,17 +34,34 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
             None => format!("`examples[{}]`", ex.index),
         };
         match &ex.name {
-            None => out.push(Diagnostic::error("example-name-missing", format!("{ptr}/name"), loc, format!("`examples[{}]` has no `name`", ex.index))),
+            None => out.push(Diagnostic::error(
+                "example-name-missing",
+                format!("{ptr}/name"),
+                loc,
+                format!("`examples[{}]` has no `name`", ex.index),
+            )),
             Some(n) if n.trim().is_empty() => {
                 let at = format!("{ptr}/name");
-                out.push(Diagnostic::error("example-name-missing", &at, root.locate(&at), format!("`examples[{}]` has an empty `name`", ex.index)));
+                out.push(Diagnostic::error(
+                    "example-name-missing",
+                    &at,
+                    root.locate(&at),
+                    format!("`examples[{}]` has an empty `name`", ex.index),
+                ));
             }
             Some(n) => {
                 if let Some(first) = first_by_name.get(n.as_str()) {
                     let at = format!("{ptr}/name");
                     out.push(
-                        Diagnostic::error("example-name-duplicate", &at, root.locate(&at), format!("example name `{n}` is used twice (first at `examples[{first}]`)"))
-                            .with_hint("trials are named after examples; give each a unique name"),
+                        Diagnostic::error(
+                            "example-name-duplicate",
+                            &at,
+                            root.locate(&at),
+                            format!(
+                                "example name `{n}` is used twice (first at `examples[{first}]`)"
+                            ),
+                        )
+                        .with_hint("trials are named after examples; give each a unique name"),
                     );
                 } else {
                     first_by_name.insert(n, ex.index);
@@ -51,7 +69,12 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
             }
         }
         if ex.input.is_none() {
-            out.push(Diagnostic::error("example-input-missing", format!("{ptr}/input"), loc, format!("{label} has no `input`")));
+            out.push(Diagnostic::error(
+                "example-input-missing",
+                format!("{ptr}/input"),
+                loc,
+                format!("{label} has no `input`"),
+            ));
         }
         match (&ex.output, &ex.error) {
             (Some(_), Some(_)) => {
@@ -69,7 +92,15 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
             (None, Some(_)) => {}
         }
         if let Some(input) = &ex.input {
-            payload(input, &format!("{ptr}/input"), &label, "input", cx.input, root, out);
+            payload(
+                input,
+                &format!("{ptr}/input"),
+                &label,
+                "input",
+                cx.input,
+                root,
+                out,
+            );
             if let Some(limits) = cx.limits {
                 let size = json_size(input);
                 if size > limits.max_input_bytes && bounds::check(input).is_ok() {
@@ -82,13 +113,28 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
             }
         }
         if let Some(output) = &ex.output {
-            payload(output, &format!("{ptr}/output"), &label, "output", cx.output, root, out);
+            payload(
+                output,
+                &format!("{ptr}/output"),
+                &label,
+                "output",
+                cx.output,
+                root,
+                out,
+            );
         }
         if let Some(code) = &ex.error {
             if cx.errors_known && !cx.errors.iter().any(|(_, d)| d.code == *code) {
                 let at = format!("{ptr}/error");
                 let declared: Vec<&str> = cx.errors.iter().map(|(_, d)| d.code.as_str()).collect();
-                let d = Diagnostic::error("example-error-undeclared", &at, root.locate(&at), format!("{label} fails with `{code}`, which is not declared in `interface.errors`"));
+                let d = Diagnostic::error(
+                    "example-error-undeclared",
+                    &at,
+                    root.locate(&at),
+                    format!(
+                        "{label} fails with `{code}`, which is not declared in `interface.errors`"
+                    ),
+                );
                 out.push(match super::structure::suggest(code, &declared) {
                     Some(s) => d.with_hint(format!("did you mean `{s}`?")),
                     None => d.with_hint("declare it under `interface.errors` with a description"),
@@ -102,7 +148,11 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
                 _ => None,
             };
             if let Some(expect) = expect {
-                checked.push(Example { name: name.clone(), input: input.clone(), expect });
+                checked.push(Example {
+                    name: name.clone(),
+                    input: input.clone(),
+                    expect,
+                });
             }
         }
     }
@@ -116,7 +166,15 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
     checked
 }
 
-fn payload(value: &serde_json::Value, ptr: &str, label: &str, what: &str, validator: Option<&Validator>, root: &Node, out: &mut Vec<Diagnostic>) {
+fn payload(
+    value: &serde_json::Value,
+    ptr: &str,
+    label: &str,
+    what: &str,
+    validator: Option<&Validator>,
+    root: &Node,
+    out: &mut Vec<Diagnostic>,
+) {
     if let Err(e) = bounds::check(value) {
         let at = format!("{ptr}{}", e.pointer());
         out.push(
@@ -126,10 +184,27 @@ fn payload(value: &serde_json::Value, ptr: &str, label: &str, what: &str, valida
         return;
     }
     let Some(validator) = validator else { return };
-    let check = if what == "input" { "example-input-invalid" } else { "example-output-invalid" };
-    let schema_name = if what == "input" { "interface.input" } else { "interface.output" };
+    let check = if what == "input" {
+        "example-input-invalid"
+    } else {
+        "example-output-invalid"
+    };
+    let schema_name = if what == "input" {
+        "interface.input"
+    } else {
+        "interface.output"
+    };
     for v in schema::violations(validator, value) {
         let at = format!("{ptr}{}", v.pointer);
-        out.push(Diagnostic::error(check, &at, root.locate(&at), format!("`{}` does not match `{schema_name}`: {}", dotted(&at), v.message)));
+        out.push(Diagnostic::error(
+            check,
+            &at,
+            root.locate(&at),
+            format!(
+                "`{}` does not match `{schema_name}`: {}",
+                dotted(&at),
+                v.message
+            ),
+        ));
     }
 }

@@ -24,7 +24,9 @@ fn fixed(obj: &Map<String, Value>) -> bool {
 pub fn input(schema: &Value, root: &Node, out: &mut Vec<Diagnostic>) {
     let base = "/interface/input";
     if let Value::Object(obj) = schema {
-        if obj.get("additionalProperties") != Some(&Value::Bool(false)) && obj.get("unevaluatedProperties") != Some(&Value::Bool(false)) {
+        if obj.get("additionalProperties") != Some(&Value::Bool(false))
+            && obj.get("unevaluatedProperties") != Some(&Value::Bool(false))
+        {
             out.push(
                 Diagnostic::warning("input-open", base, root.locate(base), "the input does not set `additionalProperties: false`")
                     .with_hint("a closed input makes a typo in a field name fail at the gate instead of being ignored"),
@@ -35,8 +37,16 @@ pub fn input(schema: &Value, root: &Node, out: &mut Vec<Diagnostic>) {
         let ts = types(obj);
         if ts.contains(&"string") && !fixed(obj) && !obj.contains_key("maxLength") {
             out.push(
-                Diagnostic::warning("string-unbounded", &ptr, root.locate(&ptr), format!("the string at `{}` has no `maxLength`", super::diagnostic::dotted(&ptr)))
-                    .with_hint("bound every string, so a caller knows what you accept"),
+                Diagnostic::warning(
+                    "string-unbounded",
+                    &ptr,
+                    root.locate(&ptr),
+                    format!(
+                        "the string at `{}` has no `maxLength`",
+                        super::diagnostic::dotted(&ptr)
+                    ),
+                )
+                .with_hint("bound every string, so a caller knows what you accept"),
             );
         }
         if (ts.contains(&"integer") || ts.contains(&"number")) && !fixed(obj) {
@@ -49,8 +59,16 @@ pub fn input(schema: &Value, root: &Node, out: &mut Vec<Diagnostic>) {
                     _ => "`maximum`",
                 };
                 out.push(
-                    Diagnostic::warning("number-unbounded", &ptr, root.locate(&ptr), format!("the number at `{}` has no {missing}", super::diagnostic::dotted(&ptr)))
-                        .with_hint("bound every number, so a caller knows what you accept"),
+                    Diagnostic::warning(
+                        "number-unbounded",
+                        &ptr,
+                        root.locate(&ptr),
+                        format!(
+                            "the number at `{}` has no {missing}",
+                            super::diagnostic::dotted(&ptr)
+                        ),
+                    )
+                    .with_hint("bound every number, so a caller knows what you accept"),
                 );
             }
         }
@@ -61,18 +79,32 @@ pub fn input(schema: &Value, root: &Node, out: &mut Vec<Diagnostic>) {
             };
             for (name, prop) in props {
                 let at = format!("{ptr}/properties/{}", escape(name));
-                let loc = root.locate_key(&format!("{ptr}/properties"), name).unwrap_or_else(|| root.locate(&at));
+                let loc = root
+                    .locate_key(&format!("{ptr}/properties"), name)
+                    .unwrap_or_else(|| root.locate(&at));
                 let Value::Object(p) = prop else { continue };
                 if !required.contains(&name.as_str()) && !p.contains_key("default") {
                     out.push(
-                        Diagnostic::warning("optional-without-default", &at, loc, format!("optional property `{name}` has no `default`"))
-                            .with_hint("a default lets a calling agent leave it out with confidence"),
+                        Diagnostic::warning(
+                            "optional-without-default",
+                            &at,
+                            loc,
+                            format!("optional property `{name}` has no `default`"),
+                        )
+                        .with_hint("a default lets a calling agent leave it out with confidence"),
                     );
                 }
                 if !p.contains_key("description") {
                     out.push(
-                        Diagnostic::warning("property-without-description", &at, loc, format!("property `{name}` has no `description`"))
-                            .with_hint("the description is what an orchestrator reads to build the call"),
+                        Diagnostic::warning(
+                            "property-without-description",
+                            &at,
+                            loc,
+                            format!("property `{name}` has no `description`"),
+                        )
+                        .with_hint(
+                            "the description is what an orchestrator reads to build the call",
+                        ),
                     );
                 }
             }
@@ -83,9 +115,20 @@ pub fn input(schema: &Value, root: &Node, out: &mut Vec<Diagnostic>) {
 /// Lints on `interface.output`: a field typed as a bare `object` tells a caller nothing.
 pub fn output(schema: &Value, root: &Node, out: &mut Vec<Diagnostic>) {
     for (ptr, obj) in subschemas(schema, "/interface/output") {
-        let shaped = ["properties", "patternProperties", "additionalProperties", "$ref", "allOf", "anyOf", "oneOf", "unevaluatedProperties", "enum", "const"]
-            .iter()
-            .any(|k| obj.contains_key(*k));
+        let shaped = [
+            "properties",
+            "patternProperties",
+            "additionalProperties",
+            "$ref",
+            "allOf",
+            "anyOf",
+            "oneOf",
+            "unevaluatedProperties",
+            "enum",
+            "const",
+        ]
+        .iter()
+        .any(|k| obj.contains_key(*k));
         if types(obj) == ["object"] && !shaped {
             out.push(
                 Diagnostic::warning("output-bare-object", &ptr, root.locate(&ptr), format!("`{}` is a bare `object`", super::diagnostic::dotted(&ptr)))

@@ -48,12 +48,18 @@ impl Report {
 
     /// Number of errors.
     pub fn errors(&self) -> usize {
-        self.diagnostics.iter().filter(|d| d.severity == Severity::Error).count()
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count()
     }
 
     /// Number of warnings.
     pub fn warnings(&self) -> usize {
-        self.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count()
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .count()
     }
 }
 
@@ -62,28 +68,49 @@ pub fn check_file(path: &Path) -> Report {
     let fail = |message: String| Report {
         path: path.to_path_buf(),
         source: String::new(),
-        diagnostics: vec![Diagnostic::error("file-unreadable", "", Loc::default(), message)],
+        diagnostics: vec![Diagnostic::error(
+            "file-unreadable",
+            "",
+            Loc::default(),
+            message,
+        )],
         manifest: None,
     };
     let size = match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => return fail(format!("`{}` is a folder, not a manifest", path.display())),
+        Ok(m) if m.is_dir() => {
+            return fail(format!("`{}` is a folder, not a manifest", path.display()));
+        }
         Ok(m) => m.len(),
-        Err(e) => return fail(format!("cannot read `{}`: {}", path.display(), e.to_string().to_lowercase())),
+        Err(e) => {
+            return fail(format!(
+                "cannot read `{}`: {}",
+                path.display(),
+                e.to_string().to_lowercase()
+            ));
+        }
     };
     if size > MAX_FILE_BYTES {
-        return fail(format!("the file is {size} bytes; a manifest is at most {MAX_FILE_BYTES} bytes"));
+        return fail(format!(
+            "the file is {size} bytes; a manifest is at most {MAX_FILE_BYTES} bytes"
+        ));
     }
     match std::fs::read(path) {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(text) => check_str(&text, path),
             Err(e) => {
                 let at = e.utf8_error().valid_up_to();
-                let mut report = fail(format!("the file is not UTF-8 text (invalid byte at offset {at})"));
+                let mut report = fail(format!(
+                    "the file is not UTF-8 text (invalid byte at offset {at})"
+                ));
                 report.diagnostics[0].check = "file-not-text";
                 report
             }
         },
-        Err(e) => fail(format!("cannot read `{}`: {}", path.display(), e.to_string().to_lowercase())),
+        Err(e) => fail(format!(
+            "cannot read `{}`: {}",
+            path.display(),
+            e.to_string().to_lowercase()
+        )),
     }
 }
 
@@ -91,9 +118,22 @@ pub fn check_file(path: &Path) -> Report {
 pub fn check_str(text: &str, path: &Path) -> Report {
     let mut out = Vec::new();
     let manifest = run(text, path, &mut out);
-    out.sort_by(|a, b| (a.line, a.column).cmp(&(b.line, b.column)).then(a.severity.cmp_key().cmp(&b.severity.cmp_key())));
-    let manifest = if out.iter().any(|d| d.severity == Severity::Error) { None } else { manifest };
-    Report { path: path.to_path_buf(), source: text.to_string(), diagnostics: out, manifest }
+    out.sort_by(|a, b| {
+        (a.line, a.column)
+            .cmp(&(b.line, b.column))
+            .then(a.severity.cmp_key().cmp(&b.severity.cmp_key()))
+    });
+    let manifest = if out.iter().any(|d| d.severity == Severity::Error) {
+        None
+    } else {
+        manifest
+    };
+    Report {
+        path: path.to_path_buf(),
+        source: text.to_string(),
+        diagnostics: out,
+        manifest,
+    }
 }
 
 impl Severity {
@@ -107,7 +147,15 @@ impl Severity {
 
 fn run(text: &str, path: &Path, out: &mut Vec<Diagnostic>) -> Option<Manifest> {
     if text.trim().is_empty() {
-        out.push(Diagnostic::error("empty-manifest", "", Loc { line: 1, column: 1 }, "the manifest is empty").with_hint("run `cargo holon-test new NAME` to start from a template"));
+        out.push(
+            Diagnostic::error(
+                "empty-manifest",
+                "",
+                Loc { line: 1, column: 1 },
+                "the manifest is empty",
+            )
+            .with_hint("run `cargo holon-test new NAME` to start from a template"),
+        );
         return None;
     }
     let root = match yaml::parse(text) {
@@ -118,12 +166,23 @@ fn run(text: &str, path: &Path, out: &mut Vec<Diagnostic>) -> Option<Manifest> {
         }
     };
     if !matches!(root.kind, Kind::Map(_)) {
-        out.push(Diagnostic::error("wrong-type", "", root.loc, format!("the manifest must be a mapping, not {}", root.type_name())));
+        out.push(Diagnostic::error(
+            "wrong-type",
+            "",
+            root.loc,
+            format!("the manifest must be a mapping, not {}", root.type_name()),
+        ));
         return None;
     }
     let parts = structure::read(&root, out);
-    let input_ok = parts.input.as_ref().is_some_and(|s| schema::check(s, "/interface/input", &root, out));
-    let output_ok = parts.output.as_ref().is_some_and(|s| schema::check(s, "/interface/output", &root, out));
+    let input_ok = parts
+        .input
+        .as_ref()
+        .is_some_and(|s| schema::check(s, "/interface/input", &root, out));
+    let output_ok = parts
+        .output
+        .as_ref()
+        .is_some_and(|s| schema::check(s, "/interface/output", &root, out));
     if let Some(s) = &parts.input {
         lints::input(s, &root, out);
     }
@@ -131,8 +190,22 @@ fn run(text: &str, path: &Path, out: &mut Vec<Diagnostic>) -> Option<Manifest> {
         lints::output(s, &root, out);
     }
     codes::check(&parts.errors, &root, out);
-    let input_validator = input_ok.then(|| parts.input.as_ref().and_then(|s| crate::gateway::schema::compile(s).ok())).flatten();
-    let output_validator = output_ok.then(|| parts.output.as_ref().and_then(|s| crate::gateway::schema::compile(s).ok())).flatten();
+    let input_validator = input_ok
+        .then(|| {
+            parts
+                .input
+                .as_ref()
+                .and_then(|s| crate::gateway::schema::compile(s).ok())
+        })
+        .flatten();
+    let output_validator = output_ok
+        .then(|| {
+            parts
+                .output
+                .as_ref()
+                .and_then(|s| crate::gateway::schema::compile(s).ok())
+        })
+        .flatten();
     let errors_node = root.get("interface").and_then(|i| i.get("errors"));
     let errors_known = errors_node.is_none_or(|n| matches!(n.kind, Kind::Seq(_)));
     let examples = examples::check(
@@ -148,8 +221,17 @@ fn run(text: &str, path: &Path, out: &mut Vec<Diagnostic>) -> Option<Manifest> {
         out,
     );
     error_examples_lint(&parts, &examples, &root, out);
-    if root.get("examples").is_some_and(|n| matches!(&n.kind, Kind::Seq(items) if items.is_empty())) && !out.iter().any(|d| d.check == "no-success-example") {
-        out.push(Diagnostic::error("no-success-example", "/examples", root.locate("/examples"), "the manifest has no successful example"));
+    if root
+        .get("examples")
+        .is_some_and(|n| matches!(&n.kind, Kind::Seq(items) if items.is_empty()))
+        && !out.iter().any(|d| d.check == "no-success-example")
+    {
+        out.push(Diagnostic::error(
+            "no-success-example",
+            "/examples",
+            root.locate("/examples"),
+            "the manifest has no successful example",
+        ));
     }
     Some(Manifest {
         path: path.to_path_buf(),
@@ -162,7 +244,10 @@ fn run(text: &str, path: &Path, out: &mut Vec<Diagnostic>) -> Option<Manifest> {
             output: parts.output?,
             errors: parts.errors.into_iter().map(|(_, d)| d).collect(),
         },
-        runtime: crate::manifest::Runtime { tool: parts.tool?, limits: parts.limits? },
+        runtime: crate::manifest::Runtime {
+            tool: parts.tool?,
+            limits: parts.limits?,
+        },
         pricing: Pricing { ..parts.pricing? },
         source: parts.source,
         examples,
@@ -170,9 +255,16 @@ fn run(text: &str, path: &Path, out: &mut Vec<Diagnostic>) -> Option<Manifest> {
     })
 }
 
-fn error_examples_lint(parts: &structure::Parts, examples: &[crate::manifest::Example], root: &Node, out: &mut Vec<Diagnostic>) {
+fn error_examples_lint(
+    parts: &structure::Parts,
+    examples: &[crate::manifest::Example],
+    root: &Node,
+    out: &mut Vec<Diagnostic>,
+) {
     for (i, decl) in &parts.errors {
-        let used = examples.iter().any(|e| matches!(&e.expect, crate::manifest::Expect::Error(c) if *c == decl.code));
+        let used = examples
+            .iter()
+            .any(|e| matches!(&e.expect, crate::manifest::Expect::Error(c) if *c == decl.code));
         if !used {
             let at = format!("/interface/errors/{i}/code");
             out.push(

@@ -14,8 +14,19 @@ impl fmt::Display for Re2Error {
 impl std::error::Error for Re2Error {}
 /// Checks `pattern` as RE2 would compile it.
 pub fn check(pattern: &str) -> Result<(), Re2Error> {
-    if pattern.contains("(?=") || pattern.contains("(?!") || pattern.contains("(?<=") || pattern.contains("(?<!") {
-        return Err(Re2Error { reason: "lookaround is not supported by RE2".into() });
+    if pattern.contains("(?=")
+        || pattern.contains("(?!")
+        || pattern.contains("(?<=")
+        || pattern.contains("(?<!")
+    {
+        return Err(Re2Error {
+            reason: "lookaround is not supported by RE2".into(),
+        });
     }
-    regex_syntax::Parser::new().parse(pattern).map(|_| ()).map_err(|e| Re2Error { reason: e.to_string() })
+    regex_syntax::Parser::new()
+        .parse(pattern)
+        .map(|_| ())
+        .map_err(|e| Re2Error {
+            reason: e.to_string(),
+        })
 }

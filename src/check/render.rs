@@ -7,7 +7,13 @@ use super::{Report, Severity};
 /// The report as rustc prints diagnostics: `error[id]: message`, the location, the source line
 /// with a caret, the hint, and a summary line.
 pub fn render_human(report: &Report, color: bool) -> String {
-    let paint = |code: &str, text: &str| if color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() };
+    let paint = |code: &str, text: &str| {
+        if color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    };
     let lines: Vec<&str> = report.source.lines().collect();
     let shown = report.path.display().to_string();
     let mut out = String::new();
@@ -16,32 +22,74 @@ pub fn render_human(report: &Report, color: bool) -> String {
             Severity::Error => ("error", "1;31"),
             Severity::Warning => ("warning", "1;33"),
         };
-        let _ = writeln!(out, "{}{}", paint(code, &format!("{label}[{}]", d.check)), paint("1", &format!(": {}", d.message)));
+        let _ = writeln!(
+            out,
+            "{}{}",
+            paint(code, &format!("{label}[{}]", d.check)),
+            paint("1", &format!(": {}", d.message))
+        );
         let gutter_width = d.line.to_string().len();
         let pad = " ".repeat(gutter_width);
         if d.line > 0 {
-            let _ = writeln!(out, "{pad}{} {shown}:{}:{}", paint("1;34", "-->"), d.line, d.column);
+            let _ = writeln!(
+                out,
+                "{pad}{} {shown}:{}:{}",
+                paint("1;34", "-->"),
+                d.line,
+                d.column
+            );
             if let Some(text) = lines.get((d.line - 1) as usize) {
                 let bar = paint("1;34", "|");
                 let _ = writeln!(out, "{pad} {bar}");
-                let _ = writeln!(out, "{} {bar} {}", paint("1;34", &d.line.to_string()), text.trim_end());
-                let caret_at = text.chars().take(d.column.saturating_sub(1) as usize).map(|c| if c == '\t' { '\t' } else { ' ' }).collect::<String>();
+                let _ = writeln!(
+                    out,
+                    "{} {bar} {}",
+                    paint("1;34", &d.line.to_string()),
+                    text.trim_end()
+                );
+                let caret_at = text
+                    .chars()
+                    .take(d.column.saturating_sub(1) as usize)
+                    .map(|c| if c == '\t' { '\t' } else { ' ' })
+                    .collect::<String>();
                 let _ = writeln!(out, "{pad} {bar} {caret_at}{}", paint(code, "^"));
             }
         } else {
             let _ = writeln!(out, "{pad}{} {shown}", paint("1;34", "-->"));
         }
         if let Some(hint) = &d.hint {
-            let _ = writeln!(out, "{pad} {} {}", paint("1;34", "="), format_args!("hint: {hint}"));
+            let _ = writeln!(
+                out,
+                "{pad} {} {}",
+                paint("1;34", "="),
+                format_args!("hint: {hint}")
+            );
         }
         out.push('\n');
     }
     let (errors, warnings) = (report.errors(), report.warnings());
-    let plural = |n: usize, w: &str| if n == 1 { format!("1 {w}") } else { format!("{n} {w}s") };
+    let plural = |n: usize, w: &str| {
+        if n == 1 {
+            format!("1 {w}")
+        } else {
+            format!("{n} {w}s")
+        }
+    };
     if errors > 0 {
-        let _ = writeln!(out, "{}: `{shown}` refused: {}, {}", paint("1;31", "error"), plural(errors, "error"), plural(warnings, "warning"));
+        let _ = writeln!(
+            out,
+            "{}: `{shown}` refused: {}, {}",
+            paint("1;31", "error"),
+            plural(errors, "error"),
+            plural(warnings, "warning")
+        );
     } else {
-        let _ = writeln!(out, "{}: `{shown}` accepted with {}", paint("1;32", "ok"), plural(warnings, "warning"));
+        let _ = writeln!(
+            out,
+            "{}: `{shown}` accepted with {}",
+            paint("1;32", "ok"),
+            plural(warnings, "warning")
+        );
     }
     out
 }

@@ -18,11 +18,27 @@ pub const MAX_UNIQUE_ITEMS: u64 = 1000;
 /// `default` or `examples` are data, not schemas.
 pub fn subschemas<'a>(schema: &'a Value, pointer: &str) -> Vec<(String, &'a Map<String, Value>)> {
     const ONE: &[&str] = &[
-        "items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
-        "unevaluatedItems", "unevaluatedProperties", "additionalItems", "contentSchema",
+        "items",
+        "additionalProperties",
+        "not",
+        "if",
+        "then",
+        "else",
+        "contains",
+        "propertyNames",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "additionalItems",
+        "contentSchema",
     ];
     const MANY: &[&str] = &["prefixItems", "allOf", "anyOf", "oneOf"];
-    const NAMED: &[&str] = &["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
+    const NAMED: &[&str] = &[
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+    ];
     let mut found = Vec::new();
     let mut stack = vec![(pointer.to_string(), schema)];
     while let Some((ptr, value)) = stack.pop() {
@@ -59,8 +75,13 @@ pub fn check(schema: &Value, pointer: &str, root: &Node, out: &mut Vec<Diagnosti
         if dialect.as_str() != Some(DIALECT) {
             let ptr = format!("{pointer}/$schema");
             out.push(
-                Diagnostic::error("schema-dialect", &ptr, root.locate(&ptr), format!("`$schema` is {dialect}, the registry takes only JSON Schema 2020-12"))
-                    .with_hint(format!("remove `$schema` or set it to `{DIALECT}`")),
+                Diagnostic::error(
+                    "schema-dialect",
+                    &ptr,
+                    root.locate(&ptr),
+                    format!("`$schema` is {dialect}, the registry takes only JSON Schema 2020-12"),
+                )
+                .with_hint(format!("remove `$schema` or set it to `{DIALECT}`")),
             );
         }
     }
@@ -71,7 +92,10 @@ pub fn check(schema: &Value, pointer: &str, root: &Node, out: &mut Vec<Diagnosti
             "schema-invalid",
             &ptr,
             root.locate(&ptr),
-            format!("not valid JSON Schema 2020-12: {}", crate::gateway::schema::sentence(&error.to_string())),
+            format!(
+                "not valid JSON Schema 2020-12: {}",
+                crate::gateway::schema::sentence(&error.to_string())
+            ),
         ));
     }
     for (ptr, obj) in subschemas(schema, pointer) {
@@ -82,7 +106,9 @@ pub fn check(schema: &Value, pointer: &str, root: &Node, out: &mut Vec<Diagnosti
         if let Some(Value::Object(props)) = obj.get("patternProperties") {
             for name in props.keys() {
                 let at = format!("{ptr}/patternProperties/{}", escape(name));
-                let loc = root.locate_key(&format!("{ptr}/patternProperties"), name).unwrap_or_else(|| root.locate(&at));
+                let loc = root
+                    .locate_key(&format!("{ptr}/patternProperties"), name)
+                    .unwrap_or_else(|| root.locate(&at));
                 check_pattern(name, &at, loc, out);
             }
         }
@@ -107,13 +133,23 @@ pub fn check(schema: &Value, pointer: &str, root: &Node, out: &mut Vec<Diagnosti
     match crate::gateway::schema::compile(schema) {
         Ok(_) => true,
         Err(message) => {
-            out.push(Diagnostic::error("schema-compile", pointer, root.locate(pointer), format!("the schema does not compile: {message}")));
+            out.push(Diagnostic::error(
+                "schema-compile",
+                pointer,
+                root.locate(pointer),
+                format!("the schema does not compile: {message}"),
+            ));
             false
         }
     }
 }
 
-fn check_pattern(pattern: &str, pointer: &str, loc: crate::manifest::yaml::Loc, out: &mut Vec<Diagnostic>) {
+fn check_pattern(
+    pattern: &str,
+    pointer: &str,
+    loc: crate::manifest::yaml::Loc,
+    out: &mut Vec<Diagnostic>,
+) {
     if let Err(e) = re2::check(pattern) {
         out.push(
             Diagnostic::error("pattern-not-re2", pointer, loc, format!("pattern `{pattern}` does not compile under RE2: {e}"))

@@ -37,10 +37,27 @@ pub struct RawExample {
     pub error: Option<String>,
 }
 
-const TOP: &[&str] =
-    &["name", "version", "description", "capability", "interface", "runtime", "pricing", "source", "examples"];
-const TOP_REQUIRED: &[&str] =
-    &["name", "version", "description", "capability", "interface", "runtime", "pricing", "examples"];
+const TOP: &[&str] = &[
+    "name",
+    "version",
+    "description",
+    "capability",
+    "interface",
+    "runtime",
+    "pricing",
+    "source",
+    "examples",
+];
+const TOP_REQUIRED: &[&str] = &[
+    "name",
+    "version",
+    "description",
+    "capability",
+    "interface",
+    "runtime",
+    "pricing",
+    "examples",
+];
 
 /// Reads the tree into [`Parts`], pushing a diagnostic for every problem.
 pub fn read(root: &Node, out: &mut Vec<Diagnostic>) -> Parts {
@@ -59,21 +76,34 @@ pub fn read(root: &Node, out: &mut Vec<Diagnostic>) -> Parts {
             None
         }
     });
-    parts.version = string(root, "", "version", out).and_then(|(s, loc)| match semver::Version::parse(&s) {
-        Ok(_) => Some(s),
-        Err(e) => {
-            out.push(
-                Diagnostic::error("invalid-version", "/version", loc, format!("`{s}` is not a semantic version: {e}"))
+    parts.version =
+        string(root, "", "version", out).and_then(|(s, loc)| match semver::Version::parse(&s) {
+            Ok(_) => Some(s),
+            Err(e) => {
+                out.push(
+                    Diagnostic::error(
+                        "invalid-version",
+                        "/version",
+                        loc,
+                        format!("`{s}` is not a semantic version: {e}"),
+                    )
                     .with_hint("write it as MAJOR.MINOR.PATCH, e.g. `1.0.0`"),
-            );
-            None
-        }
-    });
+                );
+                None
+            }
+        });
     parts.description = nonempty(root, "", "description", out);
     parts.capability = nonempty(root, "", "capability", out);
 
     if let Some(interface) = root.get("interface") {
-        if fields(interface, "/interface", "`interface`", &["input", "output", "errors"], &["input", "output"], out) {
+        if fields(
+            interface,
+            "/interface",
+            "`interface`",
+            &["input", "output", "errors"],
+            &["input", "output"],
+            out,
+        ) {
             parts.input = schema(interface, "/interface", "input", out);
             parts.output = schema(interface, "/interface", "output", out);
             if let Some(errors) = interface.get("errors") {
@@ -82,14 +112,26 @@ pub fn read(root: &Node, out: &mut Vec<Diagnostic>) -> Parts {
         }
     }
     if let Some(runtime) = root.get("runtime") {
-        if fields(runtime, "/runtime", "`runtime`", &["tool", "limits"], &["tool", "limits"], out) {
+        if fields(
+            runtime,
+            "/runtime",
+            "`runtime`",
+            &["tool", "limits"],
+            &["tool", "limits"],
+            out,
+        ) {
             parts.tool = string(runtime, "/runtime", "tool", out).and_then(|(s, loc)| {
                 if valid_tool(&s) {
                     Some(s)
                 } else {
                     out.push(
-                        Diagnostic::error("invalid-tool-name", "/runtime/tool", loc, format!("`{s}` is not a valid MCP tool name"))
-                            .with_hint("a tool name is 1 to 128 of `A-Z a-z 0-9 _ - .`"),
+                        Diagnostic::error(
+                            "invalid-tool-name",
+                            "/runtime/tool",
+                            loc,
+                            format!("`{s}` is not a valid MCP tool name"),
+                        )
+                        .with_hint("a tool name is 1 to 128 of `A-Z a-z 0-9 _ - .`"),
                     );
                     None
                 }
@@ -101,7 +143,14 @@ pub fn read(root: &Node, out: &mut Vec<Diagnostic>) -> Parts {
         parts.pricing = read_pricing(pricing, out);
     }
     if let Some(source) = root.get("source") {
-        if fields(source, "/source", "`source`", &["repository", "commit"], &["repository", "commit"], out) {
+        if fields(
+            source,
+            "/source",
+            "`source`",
+            &["repository", "commit"],
+            &["repository", "commit"],
+            out,
+        ) {
             let repository = nonempty(source, "/source", "repository", out);
             let commit = nonempty(source, "/source", "commit", out);
             if let (Some(repository), Some(commit)) = (repository, commit) {
@@ -117,7 +166,11 @@ pub fn read(root: &Node, out: &mut Vec<Diagnostic>) -> Parts {
 
 fn read_errors(node: &Node, out: &mut Vec<Diagnostic>) -> Vec<(usize, ErrorDecl)> {
     let Kind::Seq(items) = &node.kind else {
-        out.push(wrong_type("/interface/errors", node, "a sequence of declared errors"));
+        out.push(wrong_type(
+            "/interface/errors",
+            node,
+            "a sequence of declared errors",
+        ));
         return Vec::new();
     };
     let mut decls = Vec::new();
@@ -136,7 +189,15 @@ fn read_errors(node: &Node, out: &mut Vec<Diagnostic>) -> Vec<(usize, ErrorDecl)
         let retryable = boolean(item, &ptr, "retryable", out).unwrap_or(false);
         let billed = boolean(item, &ptr, "billed", out).unwrap_or(false);
         if let Some(code) = code {
-            decls.push((i, ErrorDecl { code, description: description.unwrap_or_default(), retryable, billed }));
+            decls.push((
+                i,
+                ErrorDecl {
+                    code,
+                    description: description.unwrap_or_default(),
+                    retryable,
+                    billed,
+                },
+            ));
         }
     }
     decls
@@ -144,7 +205,14 @@ fn read_errors(node: &Node, out: &mut Vec<Diagnostic>) -> Vec<(usize, ErrorDecl)
 
 fn read_limits(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Limits> {
     let ptr = "/runtime/limits";
-    if !fields(node, ptr, "`runtime.limits`", &["timeout_s", "max_input_bytes"], &["timeout_s", "max_input_bytes"], out) {
+    if !fields(
+        node,
+        ptr,
+        "`runtime.limits`",
+        &["timeout_s", "max_input_bytes"],
+        &["timeout_s", "max_input_bytes"],
+        out,
+    ) {
         return None;
     }
     let timeout_s = number(node, ptr, "timeout_s", out).and_then(|(n, loc)| {
@@ -161,7 +229,12 @@ fn read_limits(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Limits> {
         }
     });
     let max_input_bytes = match node.get("max_input_bytes") {
-        Some(n @ Node { kind: Kind::Number(num), .. }) => match num.as_u64() {
+        Some(
+            n @ Node {
+                kind: Kind::Number(num),
+                ..
+            },
+        ) => match num.as_u64() {
             Some(v) if v > 0 => Some(v),
             _ => {
                 out.push(Diagnostic::error(
@@ -174,24 +247,43 @@ fn read_limits(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Limits> {
             }
         },
         Some(n) => {
-            out.push(wrong_type("/runtime/limits/max_input_bytes", n, "a positive integer"));
+            out.push(wrong_type(
+                "/runtime/limits/max_input_bytes",
+                n,
+                "a positive integer",
+            ));
             None
         }
         None => None,
     };
-    Some(Limits { timeout_s: timeout_s?, max_input_bytes: max_input_bytes? })
+    Some(Limits {
+        timeout_s: timeout_s?,
+        max_input_bytes: max_input_bytes?,
+    })
 }
 
 fn read_pricing(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Pricing> {
     let ptr = "/pricing";
-    if !fields(node, ptr, "`pricing`", &["price", "currency", "charge_on"], &["price", "currency"], out) {
+    if !fields(
+        node,
+        ptr,
+        "`pricing`",
+        &["price", "currency", "charge_on"],
+        &["price", "currency"],
+        out,
+    ) {
         return None;
     }
     let price = number(node, ptr, "price", out).and_then(|(n, loc)| {
         if n >= 0.0 {
             Some(n)
         } else {
-            out.push(Diagnostic::error("invalid-value", "/pricing/price", loc, format!("`price` cannot be negative ({n})")));
+            out.push(Diagnostic::error(
+                "invalid-value",
+                "/pricing/price",
+                loc,
+                format!("`price` cannot be negative ({n})"),
+            ));
             None
         }
     });
@@ -200,8 +292,13 @@ fn read_pricing(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Pricing> {
             Some(s)
         } else {
             out.push(
-                Diagnostic::error("invalid-value", "/pricing/currency", loc, format!("`{s}` is not a currency code"))
-                    .with_hint("use a three-letter ISO 4217 code such as `EUR` or `USD`"),
+                Diagnostic::error(
+                    "invalid-value",
+                    "/pricing/currency",
+                    loc,
+                    format!("`{s}` is not a currency code"),
+                )
+                .with_hint("use a three-letter ISO 4217 code such as `EUR` or `USD`"),
             );
             None
         }
@@ -226,7 +323,11 @@ fn read_pricing(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Pricing> {
             }
         }),
     };
-    Some(Pricing { price: price?, currency: currency?, charge_on: charge_on? })
+    Some(Pricing {
+        price: price?,
+        currency: currency?,
+        charge_on: charge_on?,
+    })
 }
 
 fn read_examples(node: &Node, out: &mut Vec<Diagnostic>) -> Vec<RawExample> {
@@ -238,7 +339,14 @@ fn read_examples(node: &Node, out: &mut Vec<Diagnostic>) -> Vec<RawExample> {
     for (index, item) in items.iter().enumerate() {
         let ptr = format!("/examples/{index}");
         // name, input and the outcome have checks of their own, with their own ids.
-        if !fields(item, &ptr, "an example", &["name", "input", "output", "error"], &[], out) {
+        if !fields(
+            item,
+            &ptr,
+            "an example",
+            &["name", "input", "output", "error"],
+            &[],
+            out,
+        ) {
             continue;
         }
         let name = match item.get("name") {
@@ -265,7 +373,11 @@ fn schema(parent: &Node, ptr: &str, key: &str, out: &mut Vec<Diagnostic>) -> Opt
     match node.kind {
         Kind::Map(_) | Kind::Bool(_) => Some(node.to_json()),
         _ => {
-            out.push(wrong_type(&format!("{ptr}/{key}"), node, "a JSON Schema (a mapping)"));
+            out.push(wrong_type(
+                &format!("{ptr}/{key}"),
+                node,
+                "a JSON Schema (a mapping)",
+            ));
             None
         }
     }
@@ -273,14 +385,25 @@ fn schema(parent: &Node, ptr: &str, key: &str, out: &mut Vec<Diagnostic>) -> Opt
 
 /// Checks that `node` is a mapping with only `allowed` keys and every `required` one.
 /// Returns false when it is not a mapping at all.
-fn fields(node: &Node, ptr: &str, what: &str, allowed: &[&str], required: &[&str], out: &mut Vec<Diagnostic>) -> bool {
+fn fields(
+    node: &Node,
+    ptr: &str,
+    what: &str,
+    allowed: &[&str],
+    required: &[&str],
+    out: &mut Vec<Diagnostic>,
+) -> bool {
     let Kind::Map(entries) = &node.kind else {
         out.push(wrong_type(ptr, node, &format!("{what} as a mapping")));
         return false;
     };
     for (key, _) in entries {
         if !allowed.contains(&key.name.as_str()) {
-            let where_ = if ptr.is_empty() { "the manifest".to_string() } else { format!("`{}`", super::diagnostic::dotted(ptr)) };
+            let where_ = if ptr.is_empty() {
+                "the manifest".to_string()
+            } else {
+                format!("`{}`", super::diagnostic::dotted(ptr))
+            };
             let d = Diagnostic::error(
                 "unknown-field",
                 format!("{ptr}/{}", crate::gateway::bounds::escape(&key.name)),
@@ -320,7 +443,12 @@ fn string(parent: &Node, ptr: &str, key: &str, out: &mut Vec<Diagnostic>) -> Opt
 fn nonempty(parent: &Node, ptr: &str, key: &str, out: &mut Vec<Diagnostic>) -> Option<String> {
     let (s, loc) = string(parent, ptr, key, out)?;
     if s.trim().is_empty() {
-        out.push(Diagnostic::error("invalid-value", format!("{ptr}/{key}"), loc, format!("`{key}` is empty")));
+        out.push(Diagnostic::error(
+            "invalid-value",
+            format!("{ptr}/{key}"),
+            loc,
+            format!("`{key}` is empty"),
+        ));
         return None;
     }
     Some(s)
@@ -342,15 +470,28 @@ fn boolean(parent: &Node, ptr: &str, key: &str, out: &mut Vec<Diagnostic>) -> Op
     match &node.kind {
         Kind::Bool(b) => Some(*b),
         _ => {
-            out.push(wrong_type(&format!("{ptr}/{key}"), node, "`true` or `false`"));
+            out.push(wrong_type(
+                &format!("{ptr}/{key}"),
+                node,
+                "`true` or `false`",
+            ));
             None
         }
     }
 }
 
 fn wrong_type(ptr: &str, node: &Node, expected: &str) -> Diagnostic {
-    let name = if ptr.is_empty() { "the manifest".to_string() } else { format!("`{}`", super::diagnostic::dotted(ptr)) };
-    Diagnostic::error("wrong-type", ptr, node.loc, format!("{name} must be {expected}, not {}", node.type_name()))
+    let name = if ptr.is_empty() {
+        "the manifest".to_string()
+    } else {
+        format!("`{}`", super::diagnostic::dotted(ptr))
+    };
+    Diagnostic::error(
+        "wrong-type",
+        ptr,
+        node.loc,
+        format!("{name} must be {expected}, not {}", node.type_name()),
+    )
 }
 
 /// The closest allowed word, when it is close enough to be what the author meant.
@@ -364,7 +505,11 @@ pub fn suggest<'a>(word: &str, allowed: &[&'a str]) -> Option<&'a str> {
 }
 
 fn list(words: &[&str]) -> String {
-    words.iter().map(|w| format!("`{w}`")).collect::<Vec<_>>().join(", ")
+    words
+        .iter()
+        .map(|w| format!("`{w}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `^[a-z][a-z0-9-]{1,63}$`
@@ -372,10 +517,13 @@ pub fn valid_name(s: &str) -> bool {
     let b = s.as_bytes();
     (2..=64).contains(&b.len())
         && b[0].is_ascii_lowercase()
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-')
 }
 
 /// MCP tool names: 1 to 128 of `A-Z a-z 0-9 _ - .`.
 pub fn valid_tool(s: &str) -> bool {
-    (1..=128).contains(&s.len()) && s.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
+    (1..=128).contains(&s.len())
+        && s.bytes()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.'))
 }

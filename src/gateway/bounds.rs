@@ -66,7 +66,10 @@ pub fn check(value: &Value) -> Result<(), BoundError> {
     let mut stack: Vec<(Children, String)> = Vec::new();
     match value {
         Value::Array(a) if a.len() > MAX_ARRAY_LEN => {
-            return Err(BoundError::ArrayTooLong { pointer: String::new(), len: a.len() });
+            return Err(BoundError::ArrayTooLong {
+                pointer: String::new(),
+                len: a.len(),
+            });
         }
         Value::Array(a) => stack.push((Children::Array(a.iter().enumerate()), String::new())),
         Value::Object(o) => stack.push((Children::Object(o.iter()), String::new())),
@@ -74,7 +77,9 @@ pub fn check(value: &Value) -> Result<(), BoundError> {
     }
     loop {
         let depth = stack.len();
-        let Some((children, base)) = stack.last_mut() else { break };
+        let Some((children, base)) = stack.last_mut() else {
+            break;
+        };
         let next = match children {
             Children::Array(it) => it.next().map(|(i, v)| (i.to_string(), v)),
             Children::Object(it) => it.next().map(|(k, v)| (escape(k), v)),
@@ -85,7 +90,9 @@ pub fn check(value: &Value) -> Result<(), BoundError> {
         };
         count += 1;
         if count > MAX_VALUES {
-            return Err(BoundError::TooManyValues { pointer: format!("{base}/{segment}") });
+            return Err(BoundError::TooManyValues {
+                pointer: format!("{base}/{segment}"),
+            });
         }
         let base = base.clone();
         let pointer = || format!("{base}/{segment}");
@@ -95,7 +102,10 @@ pub fn check(value: &Value) -> Result<(), BoundError> {
                     return Err(BoundError::TooDeep { pointer: pointer() });
                 }
                 if a.len() > MAX_ARRAY_LEN {
-                    return Err(BoundError::ArrayTooLong { pointer: pointer(), len: a.len() });
+                    return Err(BoundError::ArrayTooLong {
+                        pointer: pointer(),
+                        len: a.len(),
+                    });
                 }
                 let p = pointer();
                 stack.push((Children::Array(a.iter().enumerate()), p));
@@ -167,7 +177,18 @@ mod tests {
     fn array_length_is_accepted_at_the_edge_and_refused_one_past() {
         assert_eq!(check(&json!({"a": vec![0; MAX_ARRAY_LEN]})), Ok(()));
         let err = check(&json!({"a/b": vec![0; MAX_ARRAY_LEN + 1]})).unwrap_err();
-        assert_eq!(err, BoundError::ArrayTooLong { pointer: "/a~1b".into(), len: MAX_ARRAY_LEN + 1 });
-        assert_eq!(check(&Value::Array(vec![json!(0); MAX_ARRAY_LEN + 1])).unwrap_err().check_id(), "payload-array-too-long");
+        assert_eq!(
+            err,
+            BoundError::ArrayTooLong {
+                pointer: "/a~1b".into(),
+                len: MAX_ARRAY_LEN + 1
+            }
+        );
+        assert_eq!(
+            check(&Value::Array(vec![json!(0); MAX_ARRAY_LEN + 1]))
+                .unwrap_err()
+                .check_id(),
+            "payload-array-too-long"
+        );
     }
 }

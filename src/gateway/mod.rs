@@ -31,7 +31,20 @@ pub enum Rejection {
 }
 
 fn list(v: &[schema::Violation]) -> String {
-    v.iter().map(|v| format!("`{}`: {}", if v.pointer.is_empty() { "/" } else { &v.pointer }, v.message)).collect::<Vec<_>>().join("; ")
+    v.iter()
+        .map(|v| {
+            format!(
+                "`{}`: {}",
+                if v.pointer.is_empty() {
+                    "/"
+                } else {
+                    &v.pointer
+                },
+                v.message
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The gateway for one manifest: its schemas compiled once.
@@ -56,16 +69,26 @@ impl Gateway {
         bounds::check(input).map_err(Rejection::Bound)?;
         let size = json_size(input);
         if size > self.max_input_bytes {
-            return Err(Rejection::TooLarge { size, limit: self.max_input_bytes });
+            return Err(Rejection::TooLarge {
+                size,
+                limit: self.max_input_bytes,
+            });
         }
         let found = schema::violations(&self.input, input);
-        if found.is_empty() { Ok(()) } else { Err(Rejection::Schema(found)) }
+        if found.is_empty() {
+            Ok(())
+        } else {
+            Err(Rejection::Schema(found))
+        }
     }
 
     /// The violations of `interface.output` by an output, bounds first; empty means billed.
     pub fn judge_output(&self, output: &Value) -> Vec<schema::Violation> {
         if let Err(e) = bounds::check(output) {
-            return vec![schema::Violation { pointer: e.pointer().to_string(), message: format!("the output {e}") }];
+            return vec![schema::Violation {
+                pointer: e.pointer().to_string(),
+                message: format!("the output {e}"),
+            }];
         }
         schema::violations(&self.output, output)
     }

@@ -31,7 +31,9 @@ pub fn violations(validator: &Validator, instance: &Value) -> Vec<Violation> {
         let base = error.instance_path().as_str().to_string();
         match error.kind() {
             ValidationErrorKind::Required { property } => {
-                let name = property.as_str().map_or_else(|| property.to_string(), str::to_string);
+                let name = property
+                    .as_str()
+                    .map_or_else(|| property.to_string(), str::to_string);
                 out.push(Violation {
                     pointer: format!("{base}/{}", escape(&name)),
                     message: format!("missing required property `{name}`"),
@@ -41,7 +43,9 @@ pub fn violations(validator: &Validator, instance: &Value) -> Vec<Violation> {
                 for name in unexpected {
                     out.push(Violation {
                         pointer: format!("{base}/{}", escape(name)),
-                        message: format!("property `{name}` is not allowed (`additionalProperties: false`)"),
+                        message: format!(
+                            "property `{name}` is not allowed (`additionalProperties: false`)"
+                        ),
                     });
                 }
             }
@@ -49,15 +53,24 @@ pub fn violations(validator: &Validator, instance: &Value) -> Vec<Violation> {
                 for name in unexpected {
                     out.push(Violation {
                         pointer: format!("{base}/{}", escape(name)),
-                        message: format!("property `{name}` is not allowed (`unevaluatedProperties`)"),
+                        message: format!(
+                            "property `{name}` is not allowed (`unevaluatedProperties`)"
+                        ),
                     });
                 }
             }
             ValidationErrorKind::Type { .. } => out.push(Violation {
                 pointer: base,
-                message: format!("{} (found {})", sentence(&error.to_string()), type_of(error.instance())),
+                message: format!(
+                    "{} (found {})",
+                    sentence(&error.to_string()),
+                    type_of(error.instance())
+                ),
             }),
-            _ => out.push(Violation { pointer: base, message: sentence(&error.to_string()) }),
+            _ => out.push(Violation {
+                pointer: base,
+                message: sentence(&error.to_string()),
+            }),
         }
     }
     out
@@ -92,7 +105,9 @@ pub fn sentence(text: &str) -> String {
     let text = text.trim().trim_end_matches('.');
     let mut chars = text.chars();
     match chars.next() {
-        Some(c) if !chars.clone().next().is_some_and(char::is_uppercase) => c.to_lowercase().chain(chars).collect(),
+        Some(c) if !chars.clone().next().is_some_and(char::is_uppercase) => {
+            c.to_lowercase().chain(chars).collect()
+        }
         _ => text.to_string(),
     }
 }
@@ -118,6 +133,9 @@ mod tests {
         assert!(pointers.contains(&"/n/deep"), "{found:?}");
         let wrong = violations(&v, &json!({"words": "11"}));
         assert_eq!(wrong[0].pointer, "/words");
-        assert_eq!(wrong[0].message, "\"11\" is not of type \"integer\" (found a string)");
+        assert_eq!(
+            wrong[0].message,
+            "\"11\" is not of type \"integer\" (found a string)"
+        );
     }
 }

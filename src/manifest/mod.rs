@@ -3,4 +3,7 @@
 mod model;
 pub mod yaml;
 
-pub use model::{ChargeOn, ErrorDecl, Example, Expect, Interface, Limits, Manifest, Pricing, RESERVED_CODES, Runtime, Source};
+pub use model::{
+    ChargeOn, ErrorDecl, Example, Expect, Interface, Limits, Manifest, Pricing, RESERVED_CODES,
+    Runtime, Source,
+};

@@ -90,7 +90,10 @@ pub fn parse(text: &str) -> Result<Node, YamlError> {
 fn classify(err: serde_saphyr::Error) -> YamlError {
     let loc = err
         .location()
-        .map(|l| Loc { line: l.line(), column: l.column() })
+        .map(|l| Loc {
+            line: l.line(),
+            column: l.column(),
+        })
         .unwrap_or_default();
     let full = err.to_string();
     // The parser's text ends with its own location; ours is printed separately.
@@ -103,7 +106,11 @@ fn classify(err: serde_saphyr::Error) -> YamlError {
     } else {
         "yaml-syntax"
     };
-    YamlError { check, message, loc }
+    YamlError {
+        check,
+        message,
+        loc,
+    }
 }
 
 fn strip_location(text: &str) -> String {
@@ -118,14 +125,20 @@ fn strip_location(text: &str) -> String {
 }
 
 fn loc_of<T>(s: &Spanned<T>) -> Loc {
-    Loc { line: s.referenced.line(), column: s.referenced.column() }
+    Loc {
+        line: s.referenced.line(),
+        column: s.referenced.column(),
+    }
 }
 
 impl<'de> Deserialize<'de> for Node {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let spanned = Spanned::<Kind>::deserialize(d)?;
         let loc = loc_of(&spanned);
-        Ok(Node { kind: spanned.value, loc })
+        Ok(Node {
+            kind: spanned.value,
+            loc,
+        })
     }
 }
 
@@ -213,7 +226,11 @@ impl Node {
     pub fn to_json(&self) -> Value {
         enum Frame<'a> {
             Seq(std::slice::Iter<'a, Node>, Vec<Value>),
-            Map(std::slice::Iter<'a, (Key, Node)>, Map<String, Value>, Option<String>),
+            Map(
+                std::slice::Iter<'a, (Key, Node)>,
+                Map<String, Value>,
+                Option<String>,
+            ),
         }
         let mut stack: Vec<Frame> = Vec::new();
         let mut current: &Node = self;
@@ -229,7 +246,11 @@ impl Node {
                     None
                 }
                 Kind::Map(entries) => {
-                    stack.push(Frame::Map(entries.iter(), Map::with_capacity(entries.len()), None));
+                    stack.push(Frame::Map(
+                        entries.iter(),
+                        Map::with_capacity(entries.len()),
+                        None,
+                    ));
                     None
                 }
             };
@@ -287,7 +308,10 @@ impl Node {
         for raw in pointer.split('/').skip(1) {
             let segment = raw.replace("~1", "/").replace("~0", "~");
             let next = match &node.kind {
-                Kind::Map(entries) => entries.iter().find(|(k, _)| k.name == segment).map(|(_, v)| v),
+                Kind::Map(entries) => entries
+                    .iter()
+                    .find(|(k, _)| k.name == segment)
+                    .map(|(_, v)| v),
                 Kind::Seq(items) => segment.parse::<usize>().ok().and_then(|i| items.get(i)),
                 _ => None,
             };
@@ -308,13 +332,19 @@ impl Node {
         for raw in pointer.split('/').skip(1) {
             let segment = raw.replace("~1", "/").replace("~0", "~");
             node = match &node.kind {
-                Kind::Map(entries) => entries.iter().find(|(k, _)| k.name == segment).map(|(_, v)| v)?,
+                Kind::Map(entries) => entries
+                    .iter()
+                    .find(|(k, _)| k.name == segment)
+                    .map(|(_, v)| v)?,
                 Kind::Seq(items) => items.get(segment.parse::<usize>().ok()?)?,
                 _ => return None,
             };
         }
         match &node.kind {
-            Kind::Map(entries) => entries.iter().find(|(k, _)| k.name == name).map(|(k, _)| k.loc),
+            Kind::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| k.name == name)
+                .map(|(k, _)| k.loc),
             _ => None,
         }
     }
@@ -358,9 +388,18 @@ mod tests {
     #[test]
     fn keeps_locations_of_nested_nodes() {
         let node = parse("a:\n  b: [1, 2]\n  c: yes\n").unwrap();
-        assert_eq!(node.locate("/a/b/1"), Loc { line: 2, column: 10 });
+        assert_eq!(
+            node.locate("/a/b/1"),
+            Loc {
+                line: 2,
+                column: 10
+            }
+        );
         assert_eq!(node.locate_key("/a", "c"), Some(Loc { line: 3, column: 3 }));
-        assert_eq!(node.to_json(), serde_json::json!({"a": {"b": [1, 2], "c": "yes"}}));
+        assert_eq!(
+            node.to_json(),
+            serde_json::json!({"a": {"b": [1, 2], "c": "yes"}})
+        );
     }
 
     #[test]

@@ -1,0 +1,18 @@
+//! The runtime an author ships: `Ctx`, `Failure`, and `serve`, which exposes one agent function
+//! as an MCP server with exactly one tool.
+
+mod agent;
+mod ctx;
+mod failure;
+pub mod run;
+
+pub use agent::{Agent, AgentFuture, agent};
+pub use ctx::Ctx;
+pub use failure::Failure;
+pub use run::{Answer, Runner};
+mod serve;
+
+pub use serve::{
+    EmbeddedManifest, ServeError, ServeOptions, Server, output_schema, result, serve, serve_async,
+    tool,
+};
