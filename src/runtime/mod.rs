@@ -13,6 +13,6 @@ pub use run::{Answer, Runner};
 mod serve;
 
 pub use serve::{
-    EmbeddedManifest, ServeError, ServeOptions, Server, output_schema, result, serve, serve_async,
-    tool,
+    EmbeddedManifest, ServeError, ServeOptions, Server, max_request_body_bytes, output_schema,
+    result, serve, serve_async, tool,
 };

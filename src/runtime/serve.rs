@@ -227,13 +227,7 @@ impl Server {
     /// Serves until the shutdown token is cancelled, then lets calls in flight finish (5 s at
     /// most).
     pub async fn run(self) {
-        let limits = self.runner.manifest().runtime.limits;
-        // The JSON-RPC envelope and string escapes add to the arguments; never go below
-        // rmcp's own 4 MiB.
-        let body_limit = (limits.max_input_bytes as usize)
-            .saturating_mul(2)
-            .saturating_add(64 * 1024)
-            .max(4 * 1024 * 1024);
+        let body_limit = max_request_body_bytes(self.runner.manifest());
         let mut config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)
             .with_json_response(true)
@@ -294,6 +288,17 @@ impl Server {
         connections.close();
         let _ = tokio::time::timeout(Duration::from_secs(5), connections.wait()).await;
     }
+}
+
+/// The largest request body the server reads; a larger one is refused with HTTP 413 before it
+/// is parsed. The JSON-RPC envelope and string escapes add to the arguments, so it is twice
+/// `runtime.limits.max_input_bytes` plus 64 KiB, and never below rmcp's own 4 MiB.
+pub fn max_request_body_bytes(manifest: &Manifest) -> usize {
+    usize::try_from(manifest.runtime.limits.max_input_bytes)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(2)
+        .saturating_add(64 * 1024)
+        .max(4 * 1024 * 1024)
 }
 
 #[derive(Clone)]
