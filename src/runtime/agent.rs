@@ -51,8 +51,8 @@ where
             Ok(i) => i,
             Err(e) => {
                 let failure = Failure {
-                    kind: FailureKind::InvalidInput {
-                        message: format!("the arguments do not fit the input type: {e}"),
+                    kind: FailureKind::InputType {
+                        message: format!("the arguments do not fit the function's input type: {e}"),
                     },
                 };
                 return Box::pin(async move { Err(failure) });

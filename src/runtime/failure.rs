@@ -17,7 +17,7 @@ pub(crate) enum FailureKind {
     /// Anything else: an error passed up with `?`, or a panic.
     Undeclared { message: String },
     /// The arguments did not deserialize into the function's input type.
-    InvalidInput { message: String },
+    InputType { message: String },
 }
 
 impl Failure {
@@ -53,7 +53,7 @@ impl Failure {
         match &self.kind {
             FailureKind::Declared { message, .. }
             | FailureKind::Undeclared { message }
-            | FailureKind::InvalidInput { message } => message,
+            | FailureKind::InputType { message } => message,
         }
     }
 }
@@ -69,7 +69,7 @@ impl fmt::Display for Failure {
         match &self.kind {
             FailureKind::Declared { code, message } => write!(f, "{code}: {message}"),
             FailureKind::Undeclared { message } => write!(f, "undeclared failure: {message}"),
-            FailureKind::InvalidInput { message } => write!(f, "invalid input: {message}"),
+            FailureKind::InputType { message } => f.write_str(message),
         }
     }
 }

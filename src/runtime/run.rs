@@ -73,8 +73,9 @@ impl Runner {
     }
 
     /// One call: input refused by the gate (`invalid_input`, the function is not called), the
-    /// function run on its own task under `timeout_s` (`timeout`), a panic or undeclared
-    /// failure (`agent_crashed`), a declared failure, or the output.
+    /// function run on its own task under `timeout_s` (`timeout`), a panic, an undeclared
+    /// failure or arguments the function's type refuses (`agent_crashed`), a declared failure,
+    /// or the output.
     pub async fn run(&self, input: Value, ctx: Ctx) -> Answer {
         if let Err(rejection) = self.gateway.admit(&input) {
             return Answer::error("invalid_input", rejection.to_string());
@@ -109,7 +110,14 @@ impl Runner {
                 FailureKind::Undeclared { message } => {
                     Answer::error("agent_crashed", format!("undeclared failure: {message}"))
                 }
-                FailureKind::InvalidInput { message } => Answer::error("invalid_input", message),
+                // The gate admitted these arguments, so the caller kept to `interface.input`:
+                // the function's type refusing them is the agent's bug, not the caller's.
+                FailureKind::InputType { message } => Answer::error(
+                    "agent_crashed",
+                    format!(
+                        "{message} (they match `interface.input`: the schema and the type disagree)"
+                    ),
+                ),
             },
             Err(e) if e.is_panic() => Answer::error("agent_crashed", "the agent panicked"),
             Err(_) => Answer::error("agent_crashed", "the run was cancelled"),

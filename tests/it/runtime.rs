@@ -622,6 +622,28 @@ async fn ctx_fail_with_an_undeclared_code_is_agent_crashed_and_a_declared_one_go
 }
 
 #[tokio::test]
+async fn arguments_the_schema_admits_but_the_function_type_refuses_are_agent_crashed() {
+    #[derive(Deserialize)]
+    struct Narrow {
+        value: u32,
+    }
+    let manifest = load(&root().join("tests/fixtures/runtime/probe.yaml"));
+    let agent = holon_kit::agent(|input: Narrow, _ctx: Ctx| async move {
+        Ok::<_, Failure>(json!({ "value": input.value }))
+    });
+    let server = InProcess::start(manifest, agent).await;
+    // `value` may be any JSON by `interface.input`: the caller is right, the agent is not.
+    let (code, message) = failure(&server.call(json!({"do": "echo", "value": "text"})).await);
+    assert_eq!(code, "agent_crashed");
+    assert!(
+        message.contains("the schema and the type disagree"),
+        "{message}"
+    );
+    let result = server.call(json!({"do": "echo", "value": 7})).await;
+    assert_eq!(result.structured_content, Some(json!({"value": 7})));
+}
+
+#[tokio::test]
 async fn a_run_past_timeout_s_is_cancelled_as_timeout() {
     let (server, probe) = probe_server().await;
     let (held, dropped) = oneshot::channel();
