@@ -1,0 +1,196 @@
+//! The runtime's cost: sequential calls to the word-stats release binary over loopback, first
+//! with the rmcp client, then with the official TypeScript SDK as a peer to read the figure
+//! against, and the server's resident memory when idle.
+//!
+//! `cargo bench --bench runtime` (after `.ci/setup-interop`); `HOLON_BENCH_CALLS` and
+//! `HOLON_BENCH_WARMUP` change the 1000 calls and the 100 warm-up calls.
+
+#[path = "../tests/it/runtime/process.rs"]
+mod process;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::StreamableHttpClientTransport;
+use serde_json::Value;
+
+use process::{ServerProcess, root, word_stats_binary};
+
+const MEDIAN_GOAL: Duration = Duration::from_millis(1);
+const RSS_GOAL_KB: u64 = 20 * 1024;
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(bench());
+}
+
+fn setting(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+async fn bench() {
+    let calls = setting("HOLON_BENCH_CALLS", 1000);
+    let warmup = setting("HOLON_BENCH_WARMUP", 100);
+    let manifest = holon_kit::check::check_file(&root().join("examples/word-stats/holon.yaml"))
+        .into_manifest()
+        .unwrap_or_else(|r| panic!("{}", holon_kit::check::render_human(&r, false)));
+    let example = manifest
+        .examples
+        .iter()
+        .find(|e| matches!(e.expect, holon_kit::manifest::Expect::Output(_)))
+        .expect("a successful example");
+    let arguments = example.input.as_object().expect("object arguments").clone();
+    let tool = manifest.runtime.tool.clone();
+
+    let binary = word_stats_binary();
+    let server = ServerProcess::start(binary, &[]).await;
+    let idle_kb = rss_kb(server.pid());
+
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(server.url.clone()))
+            .await
+            .expect("initialize");
+    client.list_all_tools().await.expect("tools/list");
+    let params = CallToolRequestParams::new(tool.clone()).with_arguments(arguments);
+    for _ in 0..warmup {
+        client.call_tool(params.clone()).await.expect("a call");
+    }
+    let mut took = Vec::with_capacity(calls);
+    for _ in 0..calls {
+        let started = Instant::now();
+        let result = client.call_tool(params.clone()).await.expect("a call");
+        took.push(started.elapsed());
+        assert_eq!(result.is_error, Some(false), "{result:?}");
+    }
+    let _ = client.cancel().await;
+    let rmcp = Summary::of(took);
+    let after_kb = rss_kb(server.pid());
+
+    let node = node_bench(&server.url, &tool, &example.input, calls, warmup).await;
+    let after_node_kb = rss_kb(server.pid());
+
+    println!(
+        "runtime benchmark: word-stats release binary, {calls} sequential calls after {warmup} warm-up, loopback"
+    );
+    println!("  binary            {}", binary.display());
+    println!("  rmcp client       {rmcp}");
+    println!("  TypeScript SDK    {node}");
+    println!(
+        "  ratio             the TypeScript SDK's median is {:.2}x the rmcp client's",
+        node.median.as_secs_f64() / rmcp.median.as_secs_f64()
+    );
+    println!(
+        "  server RSS        {} idle after start, {} after the rmcp run, {} after the TypeScript run",
+        mb(idle_kb),
+        mb(after_kb),
+        mb(after_node_kb)
+    );
+    println!(
+        "  goals             median <= 1 ms: {}; idle RSS < 20 MiB: {}",
+        verdict(rmcp.median <= MEDIAN_GOAL),
+        verdict(idle_kb < RSS_GOAL_KB)
+    );
+}
+
+struct Summary {
+    median: Duration,
+    p90: Duration,
+    p99: Duration,
+    min: Duration,
+}
+
+impl Summary {
+    fn of(mut took: Vec<Duration>) -> Summary {
+        took.sort_unstable();
+        let at = |q: f64| took[((took.len() as f64 * q) as usize).min(took.len() - 1)];
+        Summary {
+            median: at(0.5),
+            p90: at(0.9),
+            p99: at(0.99),
+            min: took[0],
+        }
+    }
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        write!(
+            f,
+            "median {:.0} us, p90 {:.0} us, p99 {:.0} us, min {:.0} us",
+            us(self.median),
+            us(self.p90),
+            us(self.p99),
+            us(self.min)
+        )
+    }
+}
+
+/// The same calls through `tests/interop/node/bench.mjs`.
+async fn node_bench(
+    url: &str,
+    tool: &str,
+    arguments: &Value,
+    calls: usize,
+    warmup: usize,
+) -> Summary {
+    let dir = root().join("tests/interop/node");
+    assert!(
+        dir.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
+        "the TypeScript SDK is not installed: run `.ci/setup-interop` first"
+    );
+    let out = tokio::process::Command::new("node")
+        .current_dir(&dir)
+        .arg("bench.mjs")
+        .arg(url)
+        .arg(tool)
+        .arg(arguments.to_string())
+        .arg(calls.to_string())
+        .arg(warmup.to_string())
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(300), out)
+        .await
+        .expect("bench.mjs ran past 300 s")
+        .expect("run node");
+    assert!(
+        out.status.success(),
+        "bench.mjs failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("one JSON line");
+    let us = |key: &str| Duration::from_secs_f64(report[key].as_f64().expect(key) / 1e6);
+    Summary {
+        median: us("median_us"),
+        p90: us("p90_us"),
+        p99: us("p99_us"),
+        min: us("min_us"),
+    }
+}
+
+/// `VmRSS` of a process, in kB.
+fn rss_kb(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/PID/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("a VmRSS line")
+}
+
+fn mb(kb: u64) -> String {
+    format!("{:.1} MiB", kb as f64 / 1024.0)
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "MISSED" }
+}
