@@ -8,6 +8,8 @@
 
 pub mod check;
 pub mod gateway;
+#[cfg(feature = "harness")]
+pub mod harness;
 pub mod manifest;
 #[cfg(feature = "runtime")]
 pub mod runtime;
