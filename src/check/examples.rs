@@ -123,23 +123,22 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
                 out,
             );
         }
-        if let Some(code) = &ex.error {
-            if cx.errors_known && !cx.errors.iter().any(|(_, d)| d.code == *code) {
-                let at = format!("{ptr}/error");
-                let declared: Vec<&str> = cx.errors.iter().map(|(_, d)| d.code.as_str()).collect();
-                let d = Diagnostic::error(
-                    "example-error-undeclared",
-                    &at,
-                    root.locate(&at),
-                    format!(
-                        "{label} fails with `{code}`, which is not declared in `interface.errors`"
-                    ),
-                );
-                out.push(match super::structure::suggest(code, &declared) {
-                    Some(s) => d.with_hint(format!("did you mean `{s}`?")),
-                    None => d.with_hint("declare it under `interface.errors` with a description"),
-                });
-            }
+        if let Some(code) = &ex.error
+            && cx.errors_known
+            && !cx.errors.iter().any(|(_, d)| d.code == *code)
+        {
+            let at = format!("{ptr}/error");
+            let declared: Vec<&str> = cx.errors.iter().map(|(_, d)| d.code.as_str()).collect();
+            let d = Diagnostic::error(
+                "example-error-undeclared",
+                &at,
+                root.locate(&at),
+                format!("{label} fails with `{code}`, which is not declared in `interface.errors`"),
+            );
+            out.push(match super::structure::suggest(code, &declared) {
+                Some(s) => d.with_hint(format!("did you mean `{s}`?")),
+                None => d.with_hint("declare it under `interface.errors` with a description"),
+            });
         }
         if let (Some(name), Some(input)) = (&ex.name, &ex.input) {
             let expect = match (&ex.output, &ex.error) {

@@ -29,7 +29,7 @@ pub struct Report {
     pub source: String,
     /// Every problem found, errors and warnings, in file order.
     pub diagnostics: Vec<Diagnostic>,
-    manifest: Option<Manifest>,
+    manifest: Option<Box<Manifest>>,
 }
 
 impl Report {
@@ -41,7 +41,7 @@ impl Report {
     /// The checked manifest, or the report that refused it.
     pub fn into_manifest(self) -> Result<Manifest, Report> {
         match self.manifest {
-            Some(m) => Ok(m),
+            Some(m) => Ok(*m),
             None => Err(self),
         }
     }
@@ -126,7 +126,7 @@ pub fn check_str(text: &str, path: &Path) -> Report {
     let manifest = if out.iter().any(|d| d.severity == Severity::Error) {
         None
     } else {
-        manifest
+        manifest.map(Box::new)
     };
     Report {
         path: path.to_path_buf(),
@@ -251,7 +251,6 @@ fn run(text: &str, path: &Path, out: &mut Vec<Diagnostic>) -> Option<Manifest> {
         pricing: Pricing { ..parts.pricing? },
         source: parts.source,
         examples,
-        _checked: (),
     })
 }
 

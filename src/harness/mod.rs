@@ -143,12 +143,11 @@ impl Harness {
             }
         }
         let conclusion = libtest_mimic::run(args, trials);
-        if let Some(shared) = &shared {
-            if let Some(output) = shared.stop() {
-                if conclusion.has_failed() {
-                    eprintln!("\n--- server output (last lines) ---\n{output}\n---");
-                }
-            }
+        if let Some(shared) = &shared
+            && let Some(output) = shared.stop()
+            && conclusion.has_failed()
+        {
+            eprintln!("\n--- server output (last lines) ---\n{output}\n---");
         }
         if conclusion.has_failed() {
             EXIT_FAILED

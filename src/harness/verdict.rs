@@ -91,10 +91,10 @@ pub fn judge(
         }
         (Got::Failed { code, message }, expect) => {
             let status = failure_status(manifest, code.as_deref());
-            if let (Status::Declared(c), Expect::Error(want)) = (&status, expect) {
-                if c == want {
-                    return Ok(());
-                }
+            if let (Status::Declared(c), Expect::Error(want)) = (&status, expect)
+                && c == want
+            {
+                return Ok(());
             }
             let what = match (&code, &status) {
                 (None, _) => "a failure with no `structuredContent.error.code`".to_string(),

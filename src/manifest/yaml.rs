@@ -270,10 +270,10 @@ impl Node {
                         }
                     }
                     Frame::Map(iter, out, pending) => {
-                        if let Some(v) = done.take() {
-                            if let Some(k) = pending.take() {
-                                out.insert(k, v);
-                            }
+                        if let Some(v) = done.take()
+                            && let Some(k) = pending.take()
+                        {
+                            out.insert(k, v);
                         }
                         if let Some((k, next)) = iter.next() {
                             *pending = Some(k.name.clone());
