@@ -54,6 +54,17 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
     },
+    /// Scaffold an agent that passes its own tests.
+    New {
+        /// The agent's name: the crate, the manifest `name` and (snake_case) the tool.
+        name: String,
+        /// Where to create it (default: `./NAME`).
+        #[arg(long, value_name = "DIR")]
+        path: Option<PathBuf>,
+        /// Depend on a local checkout of holon-kit instead of the published crate.
+        #[arg(long, value_name = "PATH", env = "HOLON_KIT_PATH")]
+        kit_path: Option<PathBuf>,
+    },
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -78,8 +89,51 @@ pub fn main() -> ExitCode {
     };
     ExitCode::from(match &cli.command {
         Some(Command::Check { path, format }) => run_check(path.as_deref(), *format),
+        Some(Command::New {
+            name,
+            path,
+            kit_path,
+        }) => run_new(name, path.as_deref(), kit_path.as_deref()),
         None => run_tests(&cli),
     })
+}
+
+fn run_new(name: &str, path: Option<&Path>, kit_path: Option<&Path>) -> u8 {
+    use crate::scaffold::{KitSource, create, names};
+    let names = match names(name) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_REFUSED;
+        }
+    };
+    let dir = path.map_or_else(|| PathBuf::from(name), Path::to_path_buf);
+    let kit = match kit_path {
+        Some(p) => match std::fs::canonicalize(p) {
+            Ok(abs) if abs.join("Cargo.toml").is_file() => KitSource::Path(abs),
+            _ => {
+                eprintln!(
+                    "error: `--kit-path {}` is not a holon-kit checkout (no Cargo.toml there)",
+                    p.display()
+                );
+                return EXIT_REFUSED;
+            }
+        },
+        None => KitSource::Version(env!("CARGO_PKG_VERSION").to_string()),
+    };
+    match create(&dir, &names, &kit) {
+        Ok(_) => {
+            eprintln!("created agent `{}` in `{}`", names.name, dir.display());
+            eprintln!("next:");
+            eprintln!("  cd {}", dir.display());
+            eprintln!("  cargo holon-test");
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_REFUSED
+        }
+    }
 }
 
 fn run_tests(cli: &Cli) -> u8 {

@@ -19,3 +19,5 @@ pub use manifest::Manifest;
 pub use runtime::{Ctx, Failure, ServeError, agent, serve};
 #[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "cli")]
+pub mod scaffold;

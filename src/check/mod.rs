@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 pub use diagnostic::{Diagnostic, Severity, dotted};
 pub use render::{render_human, render_json};
+pub use structure::valid_name;
 
 use crate::manifest::yaml::{self, Kind, Loc, Node};
 use crate::manifest::{Interface, Manifest, Pricing};

@@ -71,6 +71,34 @@ pub fn subschemas<'a>(schema: &'a Value, pointer: &str) -> Vec<(String, &'a Map<
 /// when it can be compiled and used to validate examples.
 pub fn check(schema: &Value, pointer: &str, root: &Node, out: &mut Vec<Diagnostic>) -> bool {
     let before = out.len();
+    // MCP carries arguments and `structuredContent` as JSON objects, so both schemas must
+    // describe one at the root.
+    let what = if pointer.ends_with("input") {
+        "tool arguments"
+    } else {
+        "`structuredContent`"
+    };
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "object" => {}
+        found => {
+            let (at, shown) = match found {
+                Some(t) => (format!("{pointer}/type"), format!("`type` is {t}")),
+                None => (pointer.to_string(), "there is no `type`".to_string()),
+            };
+            out.push(
+                Diagnostic::error(
+                    "schema-not-object",
+                    &at,
+                    root.locate(&at),
+                    format!(
+                        "`{}` must be `type: object` at its root, and {shown}",
+                        super::diagnostic::dotted(pointer)
+                    ),
+                )
+                .with_hint(format!("MCP sends {what} as a JSON object")),
+            );
+        }
+    }
     if let Some(dialect) = schema.get("$schema")
         && dialect.as_str() != Some(DIALECT)
     {
