@@ -1,0 +1,3 @@
+//! The integration tests: the real CLI on fixture manifests and real agent crates.
+
+mod scaffold;
