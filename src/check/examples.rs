@@ -17,6 +17,9 @@ pub struct Context<'a> {
     /// Whether `interface.errors` was readable (an undeclared code is only reported then).
     pub errors_known: bool,
     pub limits: Option<Limits>,
+    /// The `files/` folder beside the manifest, when the manifest is a file on disk: every
+    /// `holon://files/NAME` in an input must name a file in it.
+    pub files_dir: Option<&'a std::path::Path>,
 }
 
 /// Checks every example and returns those complete enough to run.
@@ -91,6 +94,9 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
             (Some(_), None) => successes += 1,
             (None, Some(_)) => {}
         }
+        if let (Some(input), Some(dir)) = (&ex.input, cx.files_dir) {
+            file_handles(input, &format!("{ptr}/input"), dir, root, out);
+        }
         if let Some(input) = &ex.input {
             payload(
                 input,
@@ -163,6 +169,40 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
         );
     }
     checked
+}
+
+/// Every `holon://files/NAME` string in an example input names a file inside `files/`.
+fn file_handles(
+    input: &serde_json::Value,
+    ptr: &str,
+    dir: &std::path::Path,
+    root: &Node,
+    out: &mut Vec<Diagnostic>,
+) {
+    use crate::gateway::handles::{HANDLE_PREFIX, handle_name};
+    use serde_json::Value;
+    let mut stack = vec![(ptr.to_string(), input)];
+    while let Some((at, value)) = stack.pop() {
+        match value {
+            Value::String(s) if s.starts_with(HANDLE_PREFIX) => match handle_name(s) {
+                Err(why) => out.push(
+                    Diagnostic::error("file-handle-escape", &at, root.locate(&at), format!("file handle `{s}` is refused: {why}"))
+                        .with_hint("a handle names a file inside `files/` beside the manifest, e.g. `holon://files/report.pdf`"),
+                ),
+                Ok(name) => {
+                    if !dir.join(name).is_file() {
+                        out.push(
+                            Diagnostic::error("file-handle-missing", &at, root.locate(&at), format!("file handle `{s}` has no file: `files/{name}` does not exist"))
+                                .with_hint("the tests serve `holon://files/NAME` from `files/NAME` beside the manifest"),
+                        );
+                    }
+                }
+            },
+            Value::Array(items) => stack.extend(items.iter().enumerate().map(|(i, v)| (format!("{at}/{i}"), v))),
+            Value::Object(map) => stack.extend(map.iter().map(|(k, v)| (format!("{at}/{}", bounds::escape(k)), v))),
+            _ => {}
+        }
+    }
 }
 
 fn payload(

@@ -97,7 +97,13 @@ pub fn check_file(path: &Path) -> Report {
     }
     match std::fs::read(path) {
         Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => check_str(&text, path),
+            Ok(text) => {
+                let dir = path
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                check_source(&text, path, Some(&dir.join("files")))
+            }
             Err(e) => {
                 let at = e.utf8_error().valid_up_to();
                 let mut report = fail(format!(
@@ -115,10 +121,15 @@ pub fn check_file(path: &Path) -> Report {
     }
 }
 
-/// Checks manifest text; `path` names it in messages and anchors `files/`.
+/// Checks manifest text; `path` names it in messages. File handles in examples are not
+/// looked up (the runtime checks its embedded manifest this way, far from any `files/`).
 pub fn check_str(text: &str, path: &Path) -> Report {
+    check_source(text, path, None)
+}
+
+fn check_source(text: &str, path: &Path, files_dir: Option<&Path>) -> Report {
     let mut out = Vec::new();
-    let manifest = run(text, path, &mut out);
+    let manifest = run(text, path, files_dir, &mut out);
     out.sort_by(|a, b| {
         (a.line, a.column)
             .cmp(&(b.line, b.column))
@@ -146,7 +157,12 @@ impl Severity {
     }
 }
 
-fn run(text: &str, path: &Path, out: &mut Vec<Diagnostic>) -> Option<Manifest> {
+fn run(
+    text: &str,
+    path: &Path,
+    files_dir: Option<&Path>,
+    out: &mut Vec<Diagnostic>,
+) -> Option<Manifest> {
     if text.trim().is_empty() {
         out.push(
             Diagnostic::error(
@@ -218,6 +234,7 @@ fn run(text: &str, path: &Path, out: &mut Vec<Diagnostic>) -> Option<Manifest> {
             errors: &parts.errors,
             errors_known,
             limits: parts.limits,
+            files_dir,
         },
         out,
     );

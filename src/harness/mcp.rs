@@ -35,6 +35,7 @@ struct Live {
     runtime: tokio::runtime::Runtime,
     server: Arc<ServerProcess>,
     client: Client,
+    files: super::files::FileServer,
 }
 
 impl Shared {
@@ -77,6 +78,9 @@ impl Shared {
         })
         .map_err(|e| format!("the server did not start: {}", e.message))?;
         let server = Arc::new(server);
+        let files = runtime
+            .block_on(super::files::FileServer::start(dir.join("files")))
+            .map_err(|e| format!("cannot start the test file server: {e}"))?;
         watch_signals(&runtime, server.pgid());
         let client = runtime
             .block_on(async {
@@ -88,6 +92,7 @@ impl Shared {
             runtime,
             server,
             client,
+            files,
         })
     }
 
@@ -129,8 +134,12 @@ impl Shared {
             }
         };
         let limit = self.manifest.runtime.limits.timeout() + CALL_GRACE;
-        let params = CallToolRequestParams::new(self.manifest.runtime.tool.clone())
+        let mut params = CallToolRequestParams::new(self.manifest.runtime.tool.clone())
             .with_arguments(arguments);
+        // File handles reach the server as signed links in `_meta`, as the gateway sends them.
+        if let Some(meta) = live.files.meta_for(&example.input)? {
+            params.meta = Some(rmcp::model::RequestMetaObject::from(meta));
+        }
         let answer = live
             .runtime
             .block_on(async { tokio::time::timeout(limit, live.client.call_tool(params)).await });

@@ -3,6 +3,7 @@
 //! `cargo test` and `cargo nextest run` drive it with libtest's arguments.
 
 mod compare;
+mod files;
 mod mcp;
 mod process;
 mod verdict;
@@ -176,7 +177,9 @@ fn function_trials(manifest: &Arc<Manifest>, agent: Arc<dyn Agent>) -> Vec<Trial
 
 fn function_trial(runner: &Runner, example: &crate::manifest::Example) -> Result<(), String> {
     let runtime = function_runtime()?;
-    let answer = runtime.block_on(runner.run(example.input.clone(), Ctx::new()));
+    // The function pass reads `holon://files/NAME` straight from `files/NAME`.
+    let ctx = Ctx::with_files_dir(runner.manifest().dir().join("files"));
+    let answer = runtime.block_on(runner.run(example.input.clone(), ctx));
     let got = match answer {
         Answer::Output(v) => Got::Output(v),
         Answer::Error { code, message } => Got::Failed {
