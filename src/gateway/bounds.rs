@@ -13,7 +13,7 @@ pub const MAX_ARRAY_LEN: usize = 10_000;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BoundError {
     /// Nested deeper than [`MAX_DEPTH`].
-    #[error("nested deeper than {MAX_DEPTH} levels")]
+    #[error("is nested deeper than {MAX_DEPTH} levels")]
     TooDeep {
         /// Where the 65th level starts.
         pointer: String,
@@ -25,7 +25,7 @@ pub enum BoundError {
         pointer: String,
     },
     /// An array longer than [`MAX_ARRAY_LEN`].
-    #[error("an array of {len} items is longer than {MAX_ARRAY_LEN}")]
+    #[error("holds an array of {len} items, more than {MAX_ARRAY_LEN}")]
     ArrayTooLong {
         /// Where the array is.
         pointer: String,
@@ -168,6 +168,7 @@ mod tests {
         assert_eq!(check(&json!({"a": vec![0; MAX_ARRAY_LEN]})), Ok(()));
         let err = check(&json!({"a/b": vec![0; MAX_ARRAY_LEN + 1]})).unwrap_err();
         assert_eq!(err, BoundError::ArrayTooLong { pointer: "/a~1b".into(), len: MAX_ARRAY_LEN + 1 });
+        assert_eq!(err.to_string(), "holds an array of 10001 items, more than 10000");
         assert_eq!(check(&Value::Array(vec![json!(0); MAX_ARRAY_LEN + 1])).unwrap_err().check_id(), "payload-array-too-long");
     }
 }
