@@ -32,7 +32,10 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
             Some(n) => format!("example `{n}`"),
             None => format!("`examples[{}]`", ex.index),
         };
+        // A key that is there with the wrong type was reported as `wrong-type`; it is not missing.
+        let present = |key: &str| root.locate_key(&ptr, key).is_some();
         match &ex.name {
+            None if present("name") => {}
             None => out.push(Diagnostic::error("example-name-missing", format!("{ptr}/name"), loc, format!("`examples[{}]` has no `name`", ex.index))),
             Some(n) if n.trim().is_empty() => {
                 let at = format!("{ptr}/name");
@@ -53,20 +56,20 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
         if ex.input.is_none() {
             out.push(Diagnostic::error("example-input-missing", format!("{ptr}/input"), loc, format!("{label} has no `input`")));
         }
-        match (&ex.output, &ex.error) {
-            (Some(_), Some(_)) => {
+        match (ex.output.is_some(), ex.error.is_some() || present("error")) {
+            (true, true) => {
                 let at = format!("{ptr}/error");
                 out.push(
                     Diagnostic::error("example-outcome", &at, root.locate(&at), format!("{label} has both `output` and `error`"))
                         .with_hint("an example either succeeds with an `output` or fails with an `error` code"),
                 );
             }
-            (None, None) => out.push(
+            (false, false) => out.push(
                 Diagnostic::error("example-outcome", &ptr, loc, format!("{label} has neither `output` nor `error`"))
                     .with_hint("add the exact `output` the agent returns, or the declared `error` code it fails with"),
             ),
-            (Some(_), None) => successes += 1,
-            (None, Some(_)) => {}
+            (true, false) => successes += 1,
+            (false, true) => {}
         }
         if let Some(input) = &ex.input {
             payload(input, &format!("{ptr}/input"), &label, "input", cx.input, root, out);

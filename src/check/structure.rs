@@ -275,7 +275,7 @@ fn schema(parent: &Node, ptr: &str, key: &str, out: &mut Vec<Diagnostic>) -> Opt
 /// Returns false when it is not a mapping at all.
 fn fields(node: &Node, ptr: &str, what: &str, allowed: &[&str], required: &[&str], out: &mut Vec<Diagnostic>) -> bool {
     let Kind::Map(entries) = &node.kind else {
-        out.push(wrong_type(ptr, node, &format!("{what} as a mapping")));
+        out.push(wrong_type(ptr, node, "a mapping"));
         return false;
     };
     for (key, _) in entries {
