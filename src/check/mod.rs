@@ -78,8 +78,14 @@ pub fn check_file(path: &Path) -> Report {
             Ok(text) => check_str(&text, path),
             Err(e) => {
                 let at = e.utf8_error().valid_up_to();
+                // Everything before the bad byte is text, so the byte has a line and a column.
+                let text = std::str::from_utf8(&e.as_bytes()[..at]).unwrap_or_default();
+                let line_start = text.rfind('\n').map_or(0, |i| i + 1);
+                let loc = Loc { line: text.matches('\n').count() as u64 + 1, column: text[line_start..].chars().count() as u64 + 1 };
                 let mut report = fail(format!("the file is not UTF-8 text (invalid byte at offset {at})"));
                 report.diagnostics[0].check = "file-not-text";
+                report.diagnostics[0].line = loc.line;
+                report.diagnostics[0].column = loc.column;
                 report
             }
         },
@@ -106,7 +112,12 @@ impl Severity {
 }
 
 fn run(text: &str, path: &Path, out: &mut Vec<Diagnostic>) -> Option<Manifest> {
-    if text.trim().is_empty() {
+    // Only blanks, comments and document markers: nothing an author wrote yet.
+    let blank = |l: &str| {
+        let l = l.trim();
+        l.is_empty() || l.starts_with('#') || l == "---" || l == "..."
+    };
+    if text.lines().all(blank) {
         out.push(Diagnostic::error("empty-manifest", "", Loc { line: 1, column: 1 }, "the manifest is empty").with_hint("run `cargo holon-test new NAME` to start from a template"));
         return None;
     }
