@@ -57,14 +57,22 @@ impl Report {
     }
 }
 
+impl Report {
+    /// A refusal of a file that could not be read at all (`file-unreadable`), e.g. a path that
+    /// names no manifest.
+    pub fn unreadable(path: &Path, message: impl Into<String>) -> Report {
+        Report {
+            path: path.to_path_buf(),
+            source: String::new(),
+            diagnostics: vec![Diagnostic::error("file-unreadable", "", Loc::default(), message)],
+            manifest: None,
+        }
+    }
+}
+
 /// Reads and checks a manifest file.
 pub fn check_file(path: &Path) -> Report {
-    let fail = |message: String| Report {
-        path: path.to_path_buf(),
-        source: String::new(),
-        diagnostics: vec![Diagnostic::error("file-unreadable", "", Loc::default(), message)],
-        manifest: None,
-    };
+    let fail = |message: String| Report::unreadable(path, message);
     let size = match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => return fail(format!("`{}` is a folder, not a manifest", path.display())),
         Ok(m) => m.len(),
