@@ -1,0 +1,5 @@
+//! The integration tests, in one binary: the real `cargo-holon-test` on fixture manifests, and
+//! properties of the checks on arbitrary text.
+
+mod check;
+mod util;
