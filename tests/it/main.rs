@@ -2,4 +2,5 @@
 //! properties of the checks on arbitrary text.
 
 mod check;
+mod properties;
 mod util;
