@@ -72,10 +72,10 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
             (false, true) => {}
         }
         if let Some(input) = &ex.input {
-            payload(input, &format!("{ptr}/input"), &label, "input", cx.input, root, out);
+            let within_bounds = payload(input, &format!("{ptr}/input"), &label, "input", cx.input, root, out);
             if let Some(limits) = cx.limits {
                 let size = json_size(input);
-                if size > limits.max_input_bytes && bounds::check(input).is_ok() {
+                if size > limits.max_input_bytes && within_bounds {
                     let at = format!("{ptr}/input");
                     out.push(
                         Diagnostic::error("input-too-large", &at, root.locate(&at), format!("the input of {label} is {size} bytes, over `runtime.limits.max_input_bytes` ({})", limits.max_input_bytes))
@@ -119,20 +119,22 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
     checked
 }
 
-fn payload(value: &serde_json::Value, ptr: &str, label: &str, what: &str, validator: Option<&Validator>, root: &Node, out: &mut Vec<Diagnostic>) {
+/// Checks a payload's bounds, then its schema; returns whether it is within the bounds.
+fn payload(value: &serde_json::Value, ptr: &str, label: &str, what: &str, validator: Option<&Validator>, root: &Node, out: &mut Vec<Diagnostic>) -> bool {
     if let Err(e) = bounds::check(value) {
         let at = format!("{ptr}{}", e.pointer());
         out.push(
             Diagnostic::error(e.check_id(), &at, root.locate(&at), format!("the {what} of {label} {e}"))
                 .with_hint("the gateway refuses payloads past 64 levels, 200000 values or arrays of 10000 items"),
         );
-        return;
+        return false;
     }
-    let Some(validator) = validator else { return };
+    let Some(validator) = validator else { return true };
     let check = if what == "input" { "example-input-invalid" } else { "example-output-invalid" };
     let schema_name = if what == "input" { "interface.input" } else { "interface.output" };
     for v in schema::violations(validator, value) {
         let at = format!("{ptr}{}", v.pointer);
         out.push(Diagnostic::error(check, &at, root.locate(&at), format!("`{}` does not match `{schema_name}`: {}", dotted(&at), v.message)));
     }
+    true
 }

@@ -75,20 +75,21 @@ pub fn check(value: &Value) -> Result<(), BoundError> {
     loop {
         let depth = stack.len();
         let Some((children, base)) = stack.last_mut() else { break };
+        // The segment is written out only for a pointer that is needed: a container's, or the
+        // one in an error. Building it for every scalar was most of this walk's time.
         let next = match children {
-            Children::Array(it) => it.next().map(|(i, v)| (i.to_string(), v)),
-            Children::Object(it) => it.next().map(|(k, v)| (escape(k), v)),
+            Children::Array(it) => it.next().map(|(i, v)| (Segment::Index(i), v)),
+            Children::Object(it) => it.next().map(|(k, v)| (Segment::Key(k), v)),
         };
         let Some((segment, child)) = next else {
             stack.pop();
             continue;
         };
         count += 1;
-        if count > MAX_VALUES {
-            return Err(BoundError::TooManyValues { pointer: format!("{base}/{segment}") });
-        }
-        let base = base.clone();
         let pointer = || format!("{base}/{segment}");
+        if count > MAX_VALUES {
+            return Err(BoundError::TooManyValues { pointer: pointer() });
+        }
         match child {
             Value::Array(a) => {
                 if depth + 1 > MAX_DEPTH {
@@ -111,6 +112,21 @@ pub fn check(value: &Value) -> Result<(), BoundError> {
         }
     }
     Ok(())
+}
+
+/// One step of a pointer, written out on demand.
+enum Segment<'a> {
+    Index(usize),
+    Key(&'a str),
+}
+
+impl std::fmt::Display for Segment<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Segment::Index(i) => write!(f, "{i}"),
+            Segment::Key(k) => f.write_str(&escape(k)),
+        }
+    }
 }
 
 /// Escapes one RFC 6901 reference token.
