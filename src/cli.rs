@@ -233,14 +233,17 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
 }
 
 fn run_check(path: Option<&Path>, format: Format) -> u8 {
-    let manifest = match find_manifest(path) {
-        Ok(p) => p,
+    let report = match find_manifest(path) {
+        Ok(manifest) => check::check_file(&manifest),
+        // A tool that asked for JSON gets its one document even when there is no file to check.
+        Err(message) if format == Format::Json => {
+            check::Report::unreadable(path.unwrap_or(Path::new(".")), message)
+        }
         Err(message) => {
             eprintln!("error: {message}");
             return EXIT_REFUSED;
         }
     };
-    let report = check::check_file(&manifest);
     match format {
         Format::Json => println!("{}", check::render_json(&report)),
         Format::Human => eprint!("{}", check::render_human(&report, use_color())),

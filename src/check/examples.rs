@@ -36,7 +36,10 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
             Some(n) => format!("example `{n}`"),
             None => format!("`examples[{}]`", ex.index),
         };
+        // A key that is there with the wrong type was reported as `wrong-type`; it is not missing.
+        let present = |key: &str| root.locate_key(&ptr, key).is_some();
         match &ex.name {
+            None if present("name") => {}
             None => out.push(Diagnostic::error(
                 "example-name-missing",
                 format!("{ptr}/name"),
@@ -79,26 +82,26 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
                 format!("{label} has no `input`"),
             ));
         }
-        match (&ex.output, &ex.error) {
-            (Some(_), Some(_)) => {
+        match (ex.output.is_some(), ex.error.is_some() || present("error")) {
+            (true, true) => {
                 let at = format!("{ptr}/error");
                 out.push(
                     Diagnostic::error("example-outcome", &at, root.locate(&at), format!("{label} has both `output` and `error`"))
                         .with_hint("an example either succeeds with an `output` or fails with an `error` code"),
                 );
             }
-            (None, None) => out.push(
+            (false, false) => out.push(
                 Diagnostic::error("example-outcome", &ptr, loc, format!("{label} has neither `output` nor `error`"))
                     .with_hint("add the exact `output` the agent returns, or the declared `error` code it fails with"),
             ),
-            (Some(_), None) => successes += 1,
-            (None, Some(_)) => {}
+            (true, false) => successes += 1,
+            (false, true) => {}
         }
         if let (Some(input), Some(dir)) = (&ex.input, cx.files_dir) {
             file_handles(input, &format!("{ptr}/input"), dir, root, out);
         }
         if let Some(input) = &ex.input {
-            payload(
+            let within_bounds = payload(
                 input,
                 &format!("{ptr}/input"),
                 &label,
@@ -109,7 +112,7 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
             );
             if let Some(limits) = cx.limits {
                 let size = json_size(input);
-                if size > limits.max_input_bytes && bounds::check(input).is_ok() {
+                if size > limits.max_input_bytes && within_bounds {
                     let at = format!("{ptr}/input");
                     out.push(
                         Diagnostic::error("input-too-large", &at, root.locate(&at), format!("the input of {label} is {size} bytes, over `runtime.limits.max_input_bytes` ({})", limits.max_input_bytes))
@@ -205,6 +208,7 @@ fn file_handles(
     }
 }
 
+/// Checks a payload's bounds, then its schema; returns whether it is within the bounds.
 fn payload(
     value: &serde_json::Value,
     ptr: &str,
@@ -213,16 +217,18 @@ fn payload(
     validator: Option<&Validator>,
     root: &Node,
     out: &mut Vec<Diagnostic>,
-) {
+) -> bool {
     if let Err(e) = bounds::check(value) {
         let at = format!("{ptr}{}", e.pointer());
         out.push(
             Diagnostic::error(e.check_id(), &at, root.locate(&at), format!("the {what} of {label} {e}"))
                 .with_hint("the gateway refuses payloads past 64 levels, 200000 values or arrays of 10000 items"),
         );
-        return;
+        return false;
     }
-    let Some(validator) = validator else { return };
+    let Some(validator) = validator else {
+        return true;
+    };
     let check = if what == "input" {
         "example-input-invalid"
     } else {
@@ -246,4 +252,5 @@ fn payload(
             ),
         ));
     }
+    true
 }

@@ -64,19 +64,27 @@ impl Report {
     }
 }
 
+impl Report {
+    /// A refusal of a file that could not be read at all (`file-unreadable`), e.g. a path that
+    /// names no manifest.
+    pub fn unreadable(path: &Path, message: impl Into<String>) -> Report {
+        Report {
+            path: path.to_path_buf(),
+            source: String::new(),
+            diagnostics: vec![Diagnostic::error(
+                "file-unreadable",
+                "",
+                Loc::default(),
+                message,
+            )],
+            manifest: None,
+        }
+    }
+}
+
 /// Reads and checks a manifest file.
 pub fn check_file(path: &Path) -> Report {
-    let fail = |message: String| Report {
-        path: path.to_path_buf(),
-        source: String::new(),
-        diagnostics: vec![Diagnostic::error(
-            "file-unreadable",
-            "",
-            Loc::default(),
-            message,
-        )],
-        manifest: None,
-    };
+    let fail = |message: String| Report::unreadable(path, message);
     let size = match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => {
             return fail(format!("`{}` is a folder, not a manifest", path.display()));
@@ -106,10 +114,19 @@ pub fn check_file(path: &Path) -> Report {
             }
             Err(e) => {
                 let at = e.utf8_error().valid_up_to();
+                // Everything before the bad byte is text, so the byte has a line and a column.
+                let text = std::str::from_utf8(&e.as_bytes()[..at]).unwrap_or_default();
+                let line_start = text.rfind('\n').map_or(0, |i| i + 1);
+                let loc = Loc {
+                    line: text.matches('\n').count() as u64 + 1,
+                    column: text[line_start..].chars().count() as u64 + 1,
+                };
                 let mut report = fail(format!(
                     "the file is not UTF-8 text (invalid byte at offset {at})"
                 ));
                 report.diagnostics[0].check = "file-not-text";
+                report.diagnostics[0].line = loc.line;
+                report.diagnostics[0].column = loc.column;
                 report
             }
         },
@@ -163,7 +180,12 @@ fn run(
     files_dir: Option<&Path>,
     out: &mut Vec<Diagnostic>,
 ) -> Option<Manifest> {
-    if text.trim().is_empty() {
+    // Only blanks, comments and document markers: nothing an author wrote yet.
+    let blank = |l: &str| {
+        let l = l.trim();
+        l.is_empty() || l.starts_with('#') || l == "---" || l == "..."
+    };
+    if text.lines().all(blank) {
         out.push(
             Diagnostic::error(
                 "empty-manifest",

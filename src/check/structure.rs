@@ -394,7 +394,7 @@ fn fields(
     out: &mut Vec<Diagnostic>,
 ) -> bool {
     let Kind::Map(entries) = &node.kind else {
-        out.push(wrong_type(ptr, node, &format!("{what} as a mapping")));
+        out.push(wrong_type(ptr, node, "a mapping"));
         return false;
     };
     for (key, _) in entries {
