@@ -28,6 +28,20 @@ pub const EXIT_TEST_FAILED: u8 = 101;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// The manifest (default: the nearest holon.yaml from the current folder upward).
+    #[arg(long, value_name = "PATH")]
+    manifest: Option<PathBuf>,
+    /// Test any MCP server, in any language: the command runs in the manifest's folder with
+    /// `PORT` set; only the publish checks and the MCP pass run, no cargo.
+    #[arg(long, value_name = "CMD")]
+    server_cmd: Option<String>,
+    /// Seconds the server may take to answer its first `initialize`.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    startup_timeout: f64,
+    /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
+    /// `--test-threads`).
+    #[arg(last = true, value_name = "LIBTEST ARGS")]
+    libtest: Vec<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -39,6 +53,17 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
+    },
+    /// Scaffold an agent that passes its own tests.
+    New {
+        /// The agent's name: the crate, the manifest `name` and (snake_case) the tool.
+        name: String,
+        /// Where to create it (default: `./NAME`).
+        #[arg(long, value_name = "DIR")]
+        path: Option<PathBuf>,
+        /// Depend on a local checkout of holon-kit instead of the published crate.
+        #[arg(long, value_name = "PATH", env = "HOLON_KIT_PATH")]
+        kit_path: Option<PathBuf>,
     },
 }
 
@@ -62,19 +87,61 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
         }
     };
-    ExitCode::from(match cli.command {
-        Some(Command::Check { path, format }) => run_check(path.as_deref(), format),
-        None => {
-            eprintln!(
-                "error: running the examples is not available in this build; use `cargo holon-test check`"
-            );
-            EXIT_REFUSED
-        }
+    ExitCode::from(match &cli.command {
+        Some(Command::Check { path, format }) => run_check(path.as_deref(), *format),
+        Some(Command::New {
+            name,
+            path,
+            kit_path,
+        }) => run_new(name, path.as_deref(), kit_path.as_deref()),
+        None => run_tests(&cli),
     })
 }
 
-fn run_check(path: Option<&Path>, format: Format) -> u8 {
-    let manifest = match find_manifest(path) {
+fn run_new(name: &str, path: Option<&Path>, kit_path: Option<&Path>) -> u8 {
+    use crate::scaffold::{KitSource, create, names};
+    let names = match names(name) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return EXIT_REFUSED;
+        }
+    };
+    let dir = path.map_or_else(|| PathBuf::from(name), Path::to_path_buf);
+    let kit = match kit_path {
+        Some(p) => match std::fs::canonicalize(p) {
+            Ok(abs) if abs.join("Cargo.toml").is_file() => KitSource::Path(abs),
+            _ => {
+                eprintln!(
+                    "error: `--kit-path {}` is not a holon-kit checkout (no Cargo.toml there)",
+                    p.display()
+                );
+                return EXIT_REFUSED;
+            }
+        },
+        None => KitSource::Version(env!("CARGO_PKG_VERSION").to_string()),
+    };
+    match create(&dir, &names, &kit) {
+        Ok(_) => {
+            eprintln!("created agent `{}` in `{}`", names.name, dir.display());
+            eprintln!("next:");
+            eprintln!("  cd {}", dir.display());
+            eprintln!("  cargo holon-test");
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            EXIT_REFUSED
+        }
+    }
+}
+
+fn run_tests(cli: &Cli) -> u8 {
+    if !(cli.startup_timeout > 0.0 && cli.startup_timeout.is_finite()) {
+        eprintln!("error: `--startup-timeout` must be a positive number of seconds");
+        return EXIT_USAGE;
+    }
+    let manifest = match find_manifest(cli.manifest.as_deref()) {
         Ok(p) => p,
         Err(message) => {
             eprintln!("error: {message}");
@@ -82,6 +149,101 @@ fn run_check(path: Option<&Path>, format: Format) -> u8 {
         }
     };
     let report = check::check_file(&manifest);
+    if !report.accepted() || report.warnings() > 0 {
+        eprint!("{}", check::render_human(&report, use_color()));
+    }
+    if !report.accepted() {
+        return EXIT_REFUSED;
+    }
+    match &cli.server_cmd {
+        Some(command) => {
+            let mut args = vec!["cargo-holon-test".to_string()];
+            args.extend(cli.libtest.iter().cloned());
+            let args = match libtest_mimic::Arguments::try_parse_from(args) {
+                Ok(a) => a,
+                Err(e) => {
+                    let _ = e.print();
+                    return EXIT_USAGE;
+                }
+            };
+            crate::harness::Harness::new(&manifest)
+                .server_command(command.clone())
+                .startup_timeout(std::time::Duration::from_secs_f64(cli.startup_timeout))
+                .run_code(&args)
+        }
+        None => cargo_test(&manifest, cli),
+    }
+}
+
+/// `cargo test --test holon` in the manifest's package: built first, so a build failure is
+/// "could not run" (1) rather than a failed test (101).
+fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
+    let dir = match manifest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let package = dir.join("Cargo.toml");
+    if !package.is_file() {
+        eprintln!(
+            "error: no Cargo.toml beside `{}`\n  = hint: run inside an agent's package, or test any server with `--server-cmd \"CMD\"`",
+            manifest.display()
+        );
+        return EXIT_REFUSED;
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let base = |c: &mut std::process::Command| {
+        c.arg("test")
+            .arg("--manifest-path")
+            .arg(&package)
+            .arg("--test")
+            .arg("holon");
+        c.env("HOLON_STARTUP_TIMEOUT_S", cli.startup_timeout.to_string());
+    };
+    let mut build = std::process::Command::new(&cargo);
+    base(&mut build);
+    build.arg("--no-run");
+    match build.status() {
+        Ok(s) if s.success() => {}
+        Ok(_) => {
+            eprintln!(
+                "error: the agent's tests did not build (cargo holon-test runs `tests/holon.rs`, declared as `[[test]] name = \"holon\"` with `harness = false`)"
+            );
+            return EXIT_REFUSED;
+        }
+        Err(e) => {
+            eprintln!("error: cannot run cargo: {e}");
+            return EXIT_REFUSED;
+        }
+    }
+    let mut test = std::process::Command::new(&cargo);
+    base(&mut test);
+    test.arg("--").args(&cli.libtest);
+    match test.status() {
+        Ok(s) => match s.code() {
+            Some(0) => EXIT_OK,
+            Some(101) => EXIT_TEST_FAILED,
+            Some(2) => EXIT_USAGE,
+            Some(_) | None => EXIT_REFUSED,
+        },
+        Err(e) => {
+            eprintln!("error: cannot run cargo: {e}");
+            EXIT_REFUSED
+        }
+    }
+}
+
+fn run_check(path: Option<&Path>, format: Format) -> u8 {
+    let report = match find_manifest(path) {
+        Ok(manifest) => check::check_file(&manifest),
+        // A tool that asked for JSON gets its one document even when there is no file to check.
+        Err(message) if format == Format::Json => {
+            check::Report::unreadable(path.unwrap_or(Path::new(".")), message)
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            return EXIT_REFUSED;
+        }
+    };
     match format {
         Format::Json => println!("{}", check::render_json(&report)),
         Format::Human => eprint!("{}", check::render_human(&report, use_color())),

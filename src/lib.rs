@@ -8,6 +8,8 @@
 
 pub mod check;
 pub mod gateway;
+#[cfg(feature = "harness")]
+pub mod harness;
 pub mod manifest;
 #[cfg(feature = "runtime")]
 pub mod runtime;
@@ -17,3 +19,5 @@ pub use manifest::Manifest;
 pub use runtime::{Ctx, Failure, ServeError, agent, serve};
 #[cfg(feature = "cli")]
 pub mod cli;
+#[cfg(feature = "cli")]
+pub mod scaffold;

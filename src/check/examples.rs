@@ -17,6 +17,9 @@ pub struct Context<'a> {
     /// Whether `interface.errors` was readable (an undeclared code is only reported then).
     pub errors_known: bool,
     pub limits: Option<Limits>,
+    /// The `files/` folder beside the manifest, when the manifest is a file on disk: every
+    /// `holon://files/NAME` in an input must name a file in it.
+    pub files_dir: Option<&'a std::path::Path>,
 }
 
 /// Checks every example and returns those complete enough to run.
@@ -33,7 +36,10 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
             Some(n) => format!("example `{n}`"),
             None => format!("`examples[{}]`", ex.index),
         };
+        // A key that is there with the wrong type was reported as `wrong-type`; it is not missing.
+        let present = |key: &str| root.locate_key(&ptr, key).is_some();
         match &ex.name {
+            None if present("name") => {}
             None => out.push(Diagnostic::error(
                 "example-name-missing",
                 format!("{ptr}/name"),
@@ -76,23 +82,26 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
                 format!("{label} has no `input`"),
             ));
         }
-        match (&ex.output, &ex.error) {
-            (Some(_), Some(_)) => {
+        match (ex.output.is_some(), ex.error.is_some() || present("error")) {
+            (true, true) => {
                 let at = format!("{ptr}/error");
                 out.push(
                     Diagnostic::error("example-outcome", &at, root.locate(&at), format!("{label} has both `output` and `error`"))
                         .with_hint("an example either succeeds with an `output` or fails with an `error` code"),
                 );
             }
-            (None, None) => out.push(
+            (false, false) => out.push(
                 Diagnostic::error("example-outcome", &ptr, loc, format!("{label} has neither `output` nor `error`"))
                     .with_hint("add the exact `output` the agent returns, or the declared `error` code it fails with"),
             ),
-            (Some(_), None) => successes += 1,
-            (None, Some(_)) => {}
+            (true, false) => successes += 1,
+            (false, true) => {}
+        }
+        if let (Some(input), Some(dir)) = (&ex.input, cx.files_dir) {
+            file_handles(input, &format!("{ptr}/input"), dir, root, out);
         }
         if let Some(input) = &ex.input {
-            payload(
+            let within_bounds = payload(
                 input,
                 &format!("{ptr}/input"),
                 &label,
@@ -103,7 +112,7 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
             );
             if let Some(limits) = cx.limits {
                 let size = json_size(input);
-                if size > limits.max_input_bytes && bounds::check(input).is_ok() {
+                if size > limits.max_input_bytes && within_bounds {
                     let at = format!("{ptr}/input");
                     out.push(
                         Diagnostic::error("input-too-large", &at, root.locate(&at), format!("the input of {label} is {size} bytes, over `runtime.limits.max_input_bytes` ({})", limits.max_input_bytes))
@@ -123,23 +132,22 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
                 out,
             );
         }
-        if let Some(code) = &ex.error {
-            if cx.errors_known && !cx.errors.iter().any(|(_, d)| d.code == *code) {
-                let at = format!("{ptr}/error");
-                let declared: Vec<&str> = cx.errors.iter().map(|(_, d)| d.code.as_str()).collect();
-                let d = Diagnostic::error(
-                    "example-error-undeclared",
-                    &at,
-                    root.locate(&at),
-                    format!(
-                        "{label} fails with `{code}`, which is not declared in `interface.errors`"
-                    ),
-                );
-                out.push(match super::structure::suggest(code, &declared) {
-                    Some(s) => d.with_hint(format!("did you mean `{s}`?")),
-                    None => d.with_hint("declare it under `interface.errors` with a description"),
-                });
-            }
+        if let Some(code) = &ex.error
+            && cx.errors_known
+            && !cx.errors.iter().any(|(_, d)| d.code == *code)
+        {
+            let at = format!("{ptr}/error");
+            let declared: Vec<&str> = cx.errors.iter().map(|(_, d)| d.code.as_str()).collect();
+            let d = Diagnostic::error(
+                "example-error-undeclared",
+                &at,
+                root.locate(&at),
+                format!("{label} fails with `{code}`, which is not declared in `interface.errors`"),
+            );
+            out.push(match super::structure::suggest(code, &declared) {
+                Some(s) => d.with_hint(format!("did you mean `{s}`?")),
+                None => d.with_hint("declare it under `interface.errors` with a description"),
+            });
         }
         if let (Some(name), Some(input)) = (&ex.name, &ex.input) {
             let expect = match (&ex.output, &ex.error) {
@@ -166,6 +174,41 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Vec<Diagnostic>) -
     checked
 }
 
+/// Every `holon://files/NAME` string in an example input names a file inside `files/`.
+fn file_handles(
+    input: &serde_json::Value,
+    ptr: &str,
+    dir: &std::path::Path,
+    root: &Node,
+    out: &mut Vec<Diagnostic>,
+) {
+    use crate::gateway::handles::{HANDLE_PREFIX, handle_name};
+    use serde_json::Value;
+    let mut stack = vec![(ptr.to_string(), input)];
+    while let Some((at, value)) = stack.pop() {
+        match value {
+            Value::String(s) if s.starts_with(HANDLE_PREFIX) => match handle_name(s) {
+                Err(why) => out.push(
+                    Diagnostic::error("file-handle-escape", &at, root.locate(&at), format!("file handle `{s}` is refused: {why}"))
+                        .with_hint("a handle names a file inside `files/` beside the manifest, e.g. `holon://files/report.pdf`"),
+                ),
+                Ok(name) => {
+                    if !dir.join(name).is_file() {
+                        out.push(
+                            Diagnostic::error("file-handle-missing", &at, root.locate(&at), format!("file handle `{s}` has no file: `files/{name}` does not exist"))
+                                .with_hint("the tests serve `holon://files/NAME` from `files/NAME` beside the manifest"),
+                        );
+                    }
+                }
+            },
+            Value::Array(items) => stack.extend(items.iter().enumerate().map(|(i, v)| (format!("{at}/{i}"), v))),
+            Value::Object(map) => stack.extend(map.iter().map(|(k, v)| (format!("{at}/{}", bounds::escape(k)), v))),
+            _ => {}
+        }
+    }
+}
+
+/// Checks a payload's bounds, then its schema; returns whether it is within the bounds.
 fn payload(
     value: &serde_json::Value,
     ptr: &str,
@@ -174,16 +217,18 @@ fn payload(
     validator: Option<&Validator>,
     root: &Node,
     out: &mut Vec<Diagnostic>,
-) {
+) -> bool {
     if let Err(e) = bounds::check(value) {
         let at = format!("{ptr}{}", e.pointer());
         out.push(
             Diagnostic::error(e.check_id(), &at, root.locate(&at), format!("the {what} of {label} {e}"))
                 .with_hint("the gateway refuses payloads past 64 levels, 200000 values or arrays of 10000 items"),
         );
-        return;
+        return false;
     }
-    let Some(validator) = validator else { return };
+    let Some(validator) = validator else {
+        return true;
+    };
     let check = if what == "input" {
         "example-input-invalid"
     } else {
@@ -207,4 +252,5 @@ fn payload(
             ),
         ));
     }
+    true
 }

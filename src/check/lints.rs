@@ -23,15 +23,14 @@ fn fixed(obj: &Map<String, Value>) -> bool {
 /// Lints on `interface.input`: the four habits that make an input schema usable by a caller.
 pub fn input(schema: &Value, root: &Node, out: &mut Vec<Diagnostic>) {
     let base = "/interface/input";
-    if let Value::Object(obj) = schema {
-        if obj.get("additionalProperties") != Some(&Value::Bool(false))
-            && obj.get("unevaluatedProperties") != Some(&Value::Bool(false))
-        {
-            out.push(
+    if let Value::Object(obj) = schema
+        && obj.get("additionalProperties") != Some(&Value::Bool(false))
+        && obj.get("unevaluatedProperties") != Some(&Value::Bool(false))
+    {
+        out.push(
                 Diagnostic::warning("input-open", base, root.locate(base), "the input does not set `additionalProperties: false`")
                     .with_hint("a closed input makes a typo in a field name fail at the gate instead of being ignored"),
             );
-        }
     }
     for (ptr, obj) in subschemas(schema, base) {
         let ts = types(obj);

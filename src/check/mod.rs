@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 pub use diagnostic::{Diagnostic, Severity, dotted};
 pub use render::{render_human, render_json};
+pub use structure::valid_name;
 
 use crate::manifest::yaml::{self, Kind, Loc, Node};
 use crate::manifest::{Interface, Manifest, Pricing};
@@ -29,7 +30,7 @@ pub struct Report {
     pub source: String,
     /// Every problem found, errors and warnings, in file order.
     pub diagnostics: Vec<Diagnostic>,
-    manifest: Option<Manifest>,
+    manifest: Option<Box<Manifest>>,
 }
 
 impl Report {
@@ -41,7 +42,7 @@ impl Report {
     /// The checked manifest, or the report that refused it.
     pub fn into_manifest(self) -> Result<Manifest, Report> {
         match self.manifest {
-            Some(m) => Ok(m),
+            Some(m) => Ok(*m),
             None => Err(self),
         }
     }
@@ -63,19 +64,27 @@ impl Report {
     }
 }
 
+impl Report {
+    /// A refusal of a file that could not be read at all (`file-unreadable`), e.g. a path that
+    /// names no manifest.
+    pub fn unreadable(path: &Path, message: impl Into<String>) -> Report {
+        Report {
+            path: path.to_path_buf(),
+            source: String::new(),
+            diagnostics: vec![Diagnostic::error(
+                "file-unreadable",
+                "",
+                Loc::default(),
+                message,
+            )],
+            manifest: None,
+        }
+    }
+}
+
 /// Reads and checks a manifest file.
 pub fn check_file(path: &Path) -> Report {
-    let fail = |message: String| Report {
-        path: path.to_path_buf(),
-        source: String::new(),
-        diagnostics: vec![Diagnostic::error(
-            "file-unreadable",
-            "",
-            Loc::default(),
-            message,
-        )],
-        manifest: None,
-    };
+    let fail = |message: String| Report::unreadable(path, message);
     let size = match std::fs::metadata(path) {
         Ok(m) if m.is_dir() => {
             return fail(format!("`{}` is a folder, not a manifest", path.display()));
@@ -96,13 +105,28 @@ pub fn check_file(path: &Path) -> Report {
     }
     match std::fs::read(path) {
         Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => check_str(&text, path),
+            Ok(text) => {
+                let dir = path
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                check_source(&text, path, Some(&dir.join("files")))
+            }
             Err(e) => {
                 let at = e.utf8_error().valid_up_to();
+                // Everything before the bad byte is text, so the byte has a line and a column.
+                let text = std::str::from_utf8(&e.as_bytes()[..at]).unwrap_or_default();
+                let line_start = text.rfind('\n').map_or(0, |i| i + 1);
+                let loc = Loc {
+                    line: text.matches('\n').count() as u64 + 1,
+                    column: text[line_start..].chars().count() as u64 + 1,
+                };
                 let mut report = fail(format!(
                     "the file is not UTF-8 text (invalid byte at offset {at})"
                 ));
                 report.diagnostics[0].check = "file-not-text";
+                report.diagnostics[0].line = loc.line;
+                report.diagnostics[0].column = loc.column;
                 report
             }
         },
@@ -114,10 +138,15 @@ pub fn check_file(path: &Path) -> Report {
     }
 }
 
-/// Checks manifest text; `path` names it in messages and anchors `files/`.
+/// Checks manifest text; `path` names it in messages. File handles in examples are not
+/// looked up (the runtime checks its embedded manifest this way, far from any `files/`).
 pub fn check_str(text: &str, path: &Path) -> Report {
+    check_source(text, path, None)
+}
+
+fn check_source(text: &str, path: &Path, files_dir: Option<&Path>) -> Report {
     let mut out = Vec::new();
-    let manifest = run(text, path, &mut out);
+    let manifest = run(text, path, files_dir, &mut out);
     out.sort_by(|a, b| {
         (a.line, a.column)
             .cmp(&(b.line, b.column))
@@ -126,7 +155,7 @@ pub fn check_str(text: &str, path: &Path) -> Report {
     let manifest = if out.iter().any(|d| d.severity == Severity::Error) {
         None
     } else {
-        manifest
+        manifest.map(Box::new)
     };
     Report {
         path: path.to_path_buf(),
@@ -145,8 +174,18 @@ impl Severity {
     }
 }
 
-fn run(text: &str, path: &Path, out: &mut Vec<Diagnostic>) -> Option<Manifest> {
-    if text.trim().is_empty() {
+fn run(
+    text: &str,
+    path: &Path,
+    files_dir: Option<&Path>,
+    out: &mut Vec<Diagnostic>,
+) -> Option<Manifest> {
+    // Only blanks, comments and document markers: nothing an author wrote yet.
+    let blank = |l: &str| {
+        let l = l.trim();
+        l.is_empty() || l.starts_with('#') || l == "---" || l == "..."
+    };
+    if text.lines().all(blank) {
         out.push(
             Diagnostic::error(
                 "empty-manifest",
@@ -217,6 +256,7 @@ fn run(text: &str, path: &Path, out: &mut Vec<Diagnostic>) -> Option<Manifest> {
             errors: &parts.errors,
             errors_known,
             limits: parts.limits,
+            files_dir,
         },
         out,
     );
@@ -251,7 +291,6 @@ fn run(text: &str, path: &Path, out: &mut Vec<Diagnostic>) -> Option<Manifest> {
         pricing: Pricing { ..parts.pricing? },
         source: parts.source,
         examples,
-        _checked: (),
     })
 }
 

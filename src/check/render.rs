@@ -40,16 +40,12 @@ pub fn render_human(report: &Report, color: bool) -> String {
             );
             if let Some(text) = lines.get((d.line - 1) as usize) {
                 let bar = paint("1;34", "|");
+                let (text, before) = window(text.trim_end(), d.column.saturating_sub(1) as usize);
                 let _ = writeln!(out, "{pad} {bar}");
-                let _ = writeln!(
-                    out,
-                    "{} {bar} {}",
-                    paint("1;34", &d.line.to_string()),
-                    text.trim_end()
-                );
+                let _ = writeln!(out, "{} {bar} {}", paint("1;34", &d.line.to_string()), text);
                 let caret_at = text
                     .chars()
-                    .take(d.column.saturating_sub(1) as usize)
+                    .take(before)
                     .map(|c| if c == '\t' { '\t' } else { ' ' })
                     .collect::<String>();
                 let _ = writeln!(out, "{pad} {bar} {caret_at}{}", paint(code, "^"));
@@ -94,6 +90,29 @@ pub fn render_human(report: &Report, color: bool) -> String {
     out
 }
 
+/// Widest source line shown whole; a longer one (a payload written on one line can be megabytes)
+/// is cut to a window around the column.
+const MAX_SHOWN: usize = 100;
+
+/// The part of `line` to print and how many of its characters come before the caret.
+fn window(line: &str, before: usize) -> (String, usize) {
+    let len = line.chars().count();
+    if len <= MAX_SHOWN {
+        return (line.to_string(), before);
+    }
+    let start = before.saturating_sub(MAX_SHOWN / 2).min(len - MAX_SHOWN);
+    let mut shown: String = line.chars().skip(start).take(MAX_SHOWN).collect();
+    let mut caret = before - start;
+    if start > 0 {
+        shown.insert_str(0, "...");
+        caret += 3;
+    }
+    if start + MAX_SHOWN < len {
+        shown.push_str("...");
+    }
+    (shown, caret)
+}
+
 /// The report as one JSON document:
 /// `{"manifest", "accepted", "diagnostics": [{severity, check, pointer, line, column, message}]}`.
 pub fn render_json(report: &Report) -> String {
@@ -103,4 +122,25 @@ pub fn render_json(report: &Report) -> String {
         "diagnostics": report.diagnostics,
     });
     serde_json::to_string_pretty(&doc).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::window;
+
+    #[test]
+    fn long_lines_are_cut_around_the_caret() {
+        assert_eq!(window("a: 1", 3), ("a: 1".to_string(), 3));
+        let line = format!("{}X{}", "a".repeat(1000), "b".repeat(1000));
+        let (shown, caret) = window(&line, 1000);
+        assert_eq!(shown.chars().nth(caret), Some('X'), "{shown}");
+        assert!(
+            shown.starts_with("...") && shown.ends_with("..."),
+            "{shown}"
+        );
+        assert_eq!(shown.chars().count(), 106);
+        let (shown, caret) = window(&line, 1999);
+        assert_eq!(shown.chars().nth(caret), Some('b'));
+        assert!(!shown.ends_with("..."));
+    }
 }

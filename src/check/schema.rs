@@ -53,11 +53,11 @@ pub fn subschemas<'a>(schema: &'a Value, pointer: &str) -> Vec<(String, &'a Map<
                         stack.push((format!("{ptr}/{k}/{i}"), item));
                     }
                 }
-            } else if NAMED.contains(&k) {
-                if let Value::Object(named) = child {
-                    for (name, item) in named {
-                        stack.push((format!("{ptr}/{}/{}", escape(k), escape(name)), item));
-                    }
+            } else if NAMED.contains(&k)
+                && let Value::Object(named) = child
+            {
+                for (name, item) in named {
+                    stack.push((format!("{ptr}/{}/{}", escape(k), escape(name)), item));
                 }
             }
         }
@@ -71,19 +71,47 @@ pub fn subschemas<'a>(schema: &'a Value, pointer: &str) -> Vec<(String, &'a Map<
 /// when it can be compiled and used to validate examples.
 pub fn check(schema: &Value, pointer: &str, root: &Node, out: &mut Vec<Diagnostic>) -> bool {
     let before = out.len();
-    if let Some(dialect) = schema.get("$schema") {
-        if dialect.as_str() != Some(DIALECT) {
-            let ptr = format!("{pointer}/$schema");
+    // MCP carries arguments and `structuredContent` as JSON objects, so both schemas must
+    // describe one at the root.
+    let what = if pointer.ends_with("input") {
+        "tool arguments"
+    } else {
+        "`structuredContent`"
+    };
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "object" => {}
+        found => {
+            let (at, shown) = match found {
+                Some(t) => (format!("{pointer}/type"), format!("`type` is {t}")),
+                None => (pointer.to_string(), "there is no `type`".to_string()),
+            };
             out.push(
                 Diagnostic::error(
-                    "schema-dialect",
-                    &ptr,
-                    root.locate(&ptr),
-                    format!("`$schema` is {dialect}, the registry takes only JSON Schema 2020-12"),
+                    "schema-not-object",
+                    &at,
+                    root.locate(&at),
+                    format!(
+                        "`{}` must be `type: object` at its root, and {shown}",
+                        super::diagnostic::dotted(pointer)
+                    ),
                 )
-                .with_hint(format!("remove `$schema` or set it to `{DIALECT}`")),
+                .with_hint(format!("MCP sends {what} as a JSON object")),
             );
         }
+    }
+    if let Some(dialect) = schema.get("$schema")
+        && dialect.as_str() != Some(DIALECT)
+    {
+        let ptr = format!("{pointer}/$schema");
+        out.push(
+            Diagnostic::error(
+                "schema-dialect",
+                &ptr,
+                root.locate(&ptr),
+                format!("`$schema` is {dialect}, the registry takes only JSON Schema 2020-12"),
+            )
+            .with_hint(format!("remove `$schema` or set it to `{DIALECT}`")),
+        );
     }
     let meta = jsonschema::draft202012::meta::validator();
     for error in meta.iter_errors(schema) {

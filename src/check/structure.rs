@@ -95,67 +95,67 @@ pub fn read(root: &Node, out: &mut Vec<Diagnostic>) -> Parts {
     parts.description = nonempty(root, "", "description", out);
     parts.capability = nonempty(root, "", "capability", out);
 
-    if let Some(interface) = root.get("interface") {
-        if fields(
+    if let Some(interface) = root.get("interface")
+        && fields(
             interface,
             "/interface",
             "`interface`",
             &["input", "output", "errors"],
             &["input", "output"],
             out,
-        ) {
-            parts.input = schema(interface, "/interface", "input", out);
-            parts.output = schema(interface, "/interface", "output", out);
-            if let Some(errors) = interface.get("errors") {
-                parts.errors = read_errors(errors, out);
-            }
+        )
+    {
+        parts.input = schema(interface, "/interface", "input", out);
+        parts.output = schema(interface, "/interface", "output", out);
+        if let Some(errors) = interface.get("errors") {
+            parts.errors = read_errors(errors, out);
         }
     }
-    if let Some(runtime) = root.get("runtime") {
-        if fields(
+    if let Some(runtime) = root.get("runtime")
+        && fields(
             runtime,
             "/runtime",
             "`runtime`",
             &["tool", "limits"],
             &["tool", "limits"],
             out,
-        ) {
-            parts.tool = string(runtime, "/runtime", "tool", out).and_then(|(s, loc)| {
-                if valid_tool(&s) {
-                    Some(s)
-                } else {
-                    out.push(
-                        Diagnostic::error(
-                            "invalid-tool-name",
-                            "/runtime/tool",
-                            loc,
-                            format!("`{s}` is not a valid MCP tool name"),
-                        )
-                        .with_hint("a tool name is 1 to 128 of `A-Z a-z 0-9 _ - .`"),
-                    );
-                    None
-                }
-            });
-            parts.limits = runtime.get("limits").and_then(|l| read_limits(l, out));
-        }
+        )
+    {
+        parts.tool = string(runtime, "/runtime", "tool", out).and_then(|(s, loc)| {
+            if valid_tool(&s) {
+                Some(s)
+            } else {
+                out.push(
+                    Diagnostic::error(
+                        "invalid-tool-name",
+                        "/runtime/tool",
+                        loc,
+                        format!("`{s}` is not a valid MCP tool name"),
+                    )
+                    .with_hint("a tool name is 1 to 128 of `A-Z a-z 0-9 _ - .`"),
+                );
+                None
+            }
+        });
+        parts.limits = runtime.get("limits").and_then(|l| read_limits(l, out));
     }
     if let Some(pricing) = root.get("pricing") {
         parts.pricing = read_pricing(pricing, out);
     }
-    if let Some(source) = root.get("source") {
-        if fields(
+    if let Some(source) = root.get("source")
+        && fields(
             source,
             "/source",
             "`source`",
             &["repository", "commit"],
             &["repository", "commit"],
             out,
-        ) {
-            let repository = nonempty(source, "/source", "repository", out);
-            let commit = nonempty(source, "/source", "commit", out);
-            if let (Some(repository), Some(commit)) = (repository, commit) {
-                parts.source = Some(Source { repository, commit });
-            }
+        )
+    {
+        let repository = nonempty(source, "/source", "repository", out);
+        let commit = nonempty(source, "/source", "commit", out);
+        if let (Some(repository), Some(commit)) = (repository, commit) {
+            parts.source = Some(Source { repository, commit });
         }
     }
     if let Some(examples) = root.get("examples") {
@@ -394,7 +394,7 @@ fn fields(
     out: &mut Vec<Diagnostic>,
 ) -> bool {
     let Kind::Map(entries) = &node.kind else {
-        out.push(wrong_type(ptr, node, &format!("{what} as a mapping")));
+        out.push(wrong_type(ptr, node, "a mapping"));
         return false;
     };
     for (key, _) in entries {

@@ -13,7 +13,7 @@ pub const MAX_ARRAY_LEN: usize = 10_000;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BoundError {
     /// Nested deeper than [`MAX_DEPTH`].
-    #[error("nested deeper than {MAX_DEPTH} levels")]
+    #[error("is nested deeper than {MAX_DEPTH} levels")]
     TooDeep {
         /// Where the 65th level starts.
         pointer: String,
@@ -25,7 +25,7 @@ pub enum BoundError {
         pointer: String,
     },
     /// An array longer than [`MAX_ARRAY_LEN`].
-    #[error("an array of {len} items is longer than {MAX_ARRAY_LEN}")]
+    #[error("holds an array of {len} items, more than {MAX_ARRAY_LEN}")]
     ArrayTooLong {
         /// Where the array is.
         pointer: String,
@@ -80,22 +80,21 @@ pub fn check(value: &Value) -> Result<(), BoundError> {
         let Some((children, base)) = stack.last_mut() else {
             break;
         };
+        // The segment is written out only for a pointer that is needed: a container's, or the
+        // one in an error. Building it for every scalar was most of this walk's time.
         let next = match children {
-            Children::Array(it) => it.next().map(|(i, v)| (i.to_string(), v)),
-            Children::Object(it) => it.next().map(|(k, v)| (escape(k), v)),
+            Children::Array(it) => it.next().map(|(i, v)| (Segment::Index(i), v)),
+            Children::Object(it) => it.next().map(|(k, v)| (Segment::Key(k), v)),
         };
         let Some((segment, child)) = next else {
             stack.pop();
             continue;
         };
         count += 1;
-        if count > MAX_VALUES {
-            return Err(BoundError::TooManyValues {
-                pointer: format!("{base}/{segment}"),
-            });
-        }
-        let base = base.clone();
         let pointer = || format!("{base}/{segment}");
+        if count > MAX_VALUES {
+            return Err(BoundError::TooManyValues { pointer: pointer() });
+        }
         match child {
             Value::Array(a) => {
                 if depth + 1 > MAX_DEPTH {
@@ -121,6 +120,21 @@ pub fn check(value: &Value) -> Result<(), BoundError> {
         }
     }
     Ok(())
+}
+
+/// One step of a pointer, written out on demand.
+enum Segment<'a> {
+    Index(usize),
+    Key(&'a str),
+}
+
+impl std::fmt::Display for Segment<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Segment::Index(i) => write!(f, "{i}"),
+            Segment::Key(k) => f.write_str(&escape(k)),
+        }
+    }
 }
 
 /// Escapes one RFC 6901 reference token.
@@ -183,6 +197,10 @@ mod tests {
                 pointer: "/a~1b".into(),
                 len: MAX_ARRAY_LEN + 1
             }
+        );
+        assert_eq!(
+            err.to_string(),
+            "holds an array of 10001 items, more than 10000"
         );
         assert_eq!(
             check(&Value::Array(vec![json!(0); MAX_ARRAY_LEN + 1]))

@@ -1,6 +1,7 @@
 //! The gateway's rules: payload bounds, the two schemas, and the status a call ends in.
 
 pub mod bounds;
+pub mod handles;
 pub mod schema;
 mod status;
 

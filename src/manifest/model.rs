@@ -7,6 +7,7 @@ use serde_json::Value;
 /// A `holon.yaml` that passed every publish check. Only [`crate::check`] builds one, so the
 /// runtime and the harness can never run on a manifest the registry would refuse.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Manifest {
     /// The file it was read from (for embedded manifests, the path it was built from).
     pub path: PathBuf,
@@ -28,7 +29,6 @@ pub struct Manifest {
     pub source: Option<Source>,
     /// `examples`, in file order.
     pub examples: Vec<Example>,
-    pub(crate) _checked: (),
 }
 
 /// `interface`: the gate, the billing rule and the declared failures.

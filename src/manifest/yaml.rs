@@ -88,6 +88,7 @@ pub fn parse(text: &str) -> Result<Node, YamlError> {
 }
 
 fn classify(err: serde_saphyr::Error) -> YamlError {
+    use serde_saphyr::budget::BudgetBreach;
     let loc = err
         .location()
         .map(|l| Loc {
@@ -95,10 +96,72 @@ fn classify(err: serde_saphyr::Error) -> YamlError {
             column: l.column(),
         })
         .unwrap_or_default();
+    let mut inner = &err;
+    while let serde_saphyr::Error::AliasError { error, .. }
+    | serde_saphyr::Error::WithSnippet { error, .. } = inner
+    {
+        inner = error;
+    }
+    // The parser's own words for these name its options and print its internal types; a manifest
+    // author needs to know what is wrong with the file.
+    let too_complex = |message: String| YamlError {
+        check: "yaml-too-complex",
+        message,
+        loc,
+    };
+    match inner {
+        serde_saphyr::Error::DuplicateMappingKey { key, .. } => {
+            let message = match key {
+                Some(k) => format!("duplicate key `{k}`"),
+                None => "duplicate key".to_string(),
+            };
+            return YamlError {
+                check: "yaml-duplicate-key",
+                message,
+                loc,
+            };
+        }
+        serde_saphyr::Error::MultipleDocuments { .. } => {
+            return too_complex("the file holds more than one YAML document".to_string());
+        }
+        serde_saphyr::Error::Budget { breach, .. } => {
+            return too_complex(match breach {
+                BudgetBreach::Documents { .. } => {
+                    "the file holds more than one YAML document".to_string()
+                }
+                BudgetBreach::Depth { .. } => {
+                    format!("the document is nested deeper than {MAX_YAML_DEPTH} levels")
+                }
+                BudgetBreach::Aliases { .. }
+                | BudgetBreach::RecordedAnchorEvents { .. }
+                | BudgetBreach::RecordedAnchorBytes { .. }
+                | BudgetBreach::AliasAnchorRatio { .. } => {
+                    "aliases expand the document past what a manifest may hold (an alias bomb?)"
+                        .to_string()
+                }
+                _ => "the document is too large or too complex for a manifest".to_string(),
+            });
+        }
+        serde_saphyr::Error::AliasReplayCounterOverflow { .. }
+        | serde_saphyr::Error::AliasReplayLimitExceeded { .. }
+        | serde_saphyr::Error::AliasExpansionLimitExceeded { .. }
+        | serde_saphyr::Error::AliasReplayStackDepthExceeded { .. } => {
+            return too_complex(
+                "aliases expand the document past what a manifest may hold (an alias bomb?)"
+                    .to_string(),
+            );
+        }
+        _ => {}
+    }
     let full = err.to_string();
     // The parser's text ends with its own location; ours is printed separately.
     let message = strip_location(&full);
     let lower = message.to_lowercase();
+    if lower.contains("recursion limit") {
+        return too_complex(format!(
+            "the document is nested deeper than {MAX_YAML_DEPTH} levels"
+        ));
+    }
     let check = if lower.contains("duplicate") {
         "yaml-duplicate-key"
     } else if lower.contains("budget") || lower.contains("limit") || lower.contains("depth") {
@@ -270,10 +333,10 @@ impl Node {
                         }
                     }
                     Frame::Map(iter, out, pending) => {
-                        if let Some(v) = done.take() {
-                            if let Some(k) = pending.take() {
-                                out.insert(k, v);
-                            }
+                        if let Some(v) = done.take()
+                            && let Some(k) = pending.take()
+                        {
+                            out.insert(k, v);
                         }
                         if let Some((k, next)) = iter.next() {
                             *pending = Some(k.name.clone());
@@ -406,6 +469,7 @@ mod tests {
     fn refuses_duplicate_keys() {
         let err = parse("a: 1\na: 2\n").unwrap_err();
         assert_eq!(err.check, "yaml-duplicate-key", "{err:?}");
+        assert_eq!(err.message, "duplicate key `a`");
         assert_eq!(err.loc.line, 2);
     }
 
@@ -414,6 +478,15 @@ mod tests {
         let text = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         let err = parse(&text).unwrap_err();
         assert_eq!(err.check, "yaml-too-complex", "{err:?}");
+        assert_eq!(err.message, "the document is nested deeper than 160 levels");
+    }
+
+    #[test]
+    fn refuses_a_second_document() {
+        let err = parse("a: 1\n---\nb: 2\n").unwrap_err();
+        assert_eq!(err.check, "yaml-too-complex", "{err:?}");
+        assert_eq!(err.message, "the file holds more than one YAML document");
+        assert_eq!(err.loc.line, 2);
     }
 
     #[test]
@@ -427,5 +500,6 @@ mod tests {
         }
         let err = parse(&text).unwrap_err();
         assert_eq!(err.check, "yaml-too-complex", "{err:?}");
+        assert!(err.message.contains("alias bomb"), "{err:?}");
     }
 }

@@ -1,6 +1,10 @@
 //! `Ctx`: what an agent function gets besides its input.
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
 use super::Failure;
+use super::files::{self, DownloadError, FileLink, Files};
 
 /// The context of one call.
 ///
@@ -15,13 +19,32 @@ use super::Failure;
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct Ctx {
-    _private: (),
+    files: Arc<Files>,
 }
 
 impl Ctx {
-    /// A context for calling an agent function directly, e.g. from a unit test.
+    /// A context with no files, e.g. for calling an agent function from a unit test.
     pub fn new() -> Ctx {
         Ctx::default()
+    }
+
+    /// A test context: `holon://files/NAME` is read from `DIR/NAME`, never from outside `DIR`.
+    pub fn with_files_dir(dir: impl Into<PathBuf>) -> Ctx {
+        Ctx {
+            files: Arc::new(Files::Dir(dir.into())),
+        }
+    }
+
+    /// A context holding the signed links of a call (the `holon/files` entry of its `_meta`).
+    pub fn with_links(links: std::collections::HashMap<String, FileLink>) -> Ctx {
+        Ctx {
+            files: Arc::new(Files::Links(links)),
+        }
+    }
+
+    /// A context from a request's `_meta` entry `holon/files`, as the server receives it.
+    pub fn from_meta(meta: Option<&serde_json::Value>) -> Ctx {
+        Ctx::with_links(files::links_from_meta(meta))
     }
 
     /// A declared failure: `code` must be declared in `interface.errors`. It reaches the caller
@@ -29,5 +52,21 @@ impl Ctx {
     /// apart from the success rate. A code that is not declared is reported as `agent_crashed`.
     pub fn fail(&self, code: impl Into<String>, message: impl Into<String>) -> Failure {
         Failure::declared(code, message)
+    }
+
+    /// The bytes behind a `holon://files/NAME` handle. Only the link the call carried for that
+    /// handle is fetched; reading stops one byte past the announced size, and the bytes are
+    /// returned only when the size and the SHA-256 match. Map the error to a declared code.
+    ///
+    /// ```
+    /// # use holon_kit::{Ctx, Failure};
+    /// async fn run(input: serde_json::Value, ctx: Ctx) -> Result<serde_json::Value, Failure> {
+    ///     let handle = input["file"].as_str().unwrap_or_default();
+    ///     let bytes = ctx.download(handle).await.map_err(|e| ctx.fail("file_unreadable", e.to_string()))?;
+    ///     Ok(serde_json::json!({ "bytes": bytes.len() }))
+    /// }
+    /// ```
+    pub async fn download(&self, handle: &str) -> Result<Vec<u8>, DownloadError> {
+        files::download(&self.files, handle).await
     }
 }

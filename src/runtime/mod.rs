@@ -4,6 +4,7 @@
 mod agent;
 mod ctx;
 mod failure;
+pub mod files;
 pub mod run;
 
 pub use agent::{Agent, AgentFuture, agent};

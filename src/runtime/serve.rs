@@ -153,8 +153,17 @@ fn load(
     embedded: EmbeddedManifest,
     replacement: Option<&std::path::Path>,
 ) -> Result<Manifest, ServeError> {
+    // Both are checked as text: a deployed server has no `files/` folder for example handles.
     let report = match replacement {
-        Some(path) => check::check_file(path),
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                ServeError::Config(format!(
+                    "cannot read `HOLON_MANIFEST` ({}): {e}",
+                    path.display()
+                ))
+            })?;
+            check::check_str(&text, path)
+        }
         None => check::check_str(embedded.text, std::path::Path::new(embedded.path)),
     };
     report
@@ -433,7 +442,7 @@ impl ServerHandler for Handler {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if request.name != self.tool.name {
             return Err(ErrorData::invalid_params(
@@ -445,6 +454,8 @@ impl ServerHandler for Handler {
             ));
         }
         let input = Value::Object(request.arguments.unwrap_or_default());
-        Ok(result(self.runner.run(input, Ctx::new()).await).into())
+        // rmcp moves the request's `_meta` into the context.
+        let ctx = Ctx::from_meta(context.meta.get(super::files::META_KEY));
+        Ok(result(self.runner.run(input, ctx).await).into())
     }
 }

@@ -1,0 +1,206 @@
+//! How long `cargo-holon-test check` takes, as a user waits for it: the whole process, start to
+//! exit, on the largest manifest the checks are built for (1,000 examples, and one example whose
+//! input holds 200,000 values), beside the same process on word-stats (the floor: start-up and
+//! a small manifest).
+//!
+//! `cargo bench --bench check [-- RUNS]` (default 30 runs each, after 2 warm-up runs);
+//! `cargo bench --bench check -- --write FILE` only writes the large manifest, to profile.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_cargo-holon-test");
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `-- --write FILE` writes the large manifest and stops, for a profiler to run on.
+    if let Some(at) = args.iter().position(|a| a == "--write") {
+        let path = args.get(at + 1).expect("--write FILE");
+        std::fs::write(path, large_manifest()).expect("writing the manifest");
+        return;
+    }
+    let runs: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(30);
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let large = dir.path().join("holon.yaml");
+    std::fs::write(&large, large_manifest()).expect("writing the manifest");
+    let small = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/word-stats/holon.yaml");
+
+    println!("binary: {BIN}");
+    println!("runs: {runs} each, after 2 warm-up runs");
+    let bytes = std::fs::metadata(&large).map(|m| m.len()).unwrap_or(0);
+    let (large_times, large_cpu) = measure(&large, runs);
+    let (small_times, small_cpu) = measure(&small, runs);
+    report(
+        &format!(
+            "1,000 examples + 200,000 values ({:.2} MB)",
+            bytes as f64 / 1e6
+        ),
+        &large_times,
+        large_cpu,
+    );
+    report("word-stats (the process floor)", &small_times, small_cpu);
+    println!(
+        "ratio of medians: {:.1}x",
+        median(&large_times).as_secs_f64() / median(&small_times).as_secs_f64()
+    );
+    if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
+        println!(
+            "load average (1, 5, 15 min): {}",
+            load.split(' ').take(3).collect::<Vec<_>>().join(" ")
+        );
+    }
+}
+
+/// Times `runs` whole runs of `check PATH`, each of which must accept the manifest: the wall
+/// time of each, sorted, and the CPU time (user + system) of one run on average.
+fn measure(path: &Path, runs: usize) -> (Vec<Duration>, Option<Duration>) {
+    let mut times = Vec::with_capacity(runs);
+    let mut cpu_before = None;
+    for i in 0..runs + 2 {
+        if i == 2 {
+            cpu_before = children_cpu();
+        }
+        let start = Instant::now();
+        let output = Command::new(BIN)
+            .arg("check")
+            .arg(path)
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("running the binary");
+        let took = start.elapsed();
+        assert!(
+            output.status.success(),
+            "`check {}` did not accept the manifest:\n{}",
+            path.display(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        if i >= 2 {
+            times.push(took);
+        }
+    }
+    let cpu = cpu_before
+        .zip(children_cpu())
+        .map(|(before, after)| (after - before) / runs as u32);
+    times.sort();
+    (times, cpu)
+}
+
+/// CPU time used by the children this process has waited for, from `/proc/self/stat` (Linux;
+/// `None` elsewhere). On a shared machine the wall time also counts the time a run waits for a
+/// core; this does not.
+fn children_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // After the command name in parentheses, `cutime` and `cstime` are the 14th and 15th fields,
+    // in clock ticks of 1/100 s (USER_HZ, fixed for /proc).
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
+    let ticks: u64 = fields.get(13)?.parse::<u64>().ok()? + fields.get(14)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
+}
+
+fn median(sorted: &[Duration]) -> Duration {
+    sorted[sorted.len() / 2]
+}
+
+fn report(what: &str, sorted: &[Duration], cpu: Option<Duration>) {
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    let cpu = cpu.map_or_else(String::new, |c| format!("; CPU {:.0} ms a run", ms(c)));
+    println!(
+        "{what}: wall median {:.1} ms, min {:.1} ms, max {:.1} ms{cpu}",
+        ms(median(sorted)),
+        ms(sorted[0]),
+        ms(sorted[sorted.len() - 1])
+    );
+}
+
+/// word-stats' interface with an optional `weights` field (arrays of small integers) so one input
+/// can hold 200,000 values within the bounds; 1,000 ordinary examples; the big one last.
+fn large_manifest() -> String {
+    let mut text = String::from(
+        "name: word-stats
+version: 1.0.0
+description: Counts characters, words and frequent words in a text, and estimates its reading time.
+capability: text.statistics
+interface:
+  input:
+    type: object
+    additionalProperties: false
+    required: [text]
+    properties:
+      text: { type: string, maxLength: 1000000, description: The text to measure. }
+      top: { type: integer, minimum: 0, maximum: 50, default: 10, description: How many frequent words to return. }
+      weights:
+        type: array
+        maxItems: 20
+        default: []
+        description: Weights per word class.
+        items:
+          type: array
+          maxItems: 10000
+          items: { type: integer, minimum: 0, maximum: 9 }
+  output:
+    type: object
+    additionalProperties: false
+    required: [characters, words, top_words, reading_time_s]
+    properties:
+      characters: { type: integer, minimum: 0, description: Characters in the text. }
+      words: { type: integer, minimum: 0, description: Words in the text. }
+      top_words:
+        type: array
+        maxItems: 50
+        description: The most frequent words, most frequent first.
+        items:
+          type: object
+          additionalProperties: false
+          required: [word, count]
+          properties:
+            word: { type: string, description: The word, lowercased. }
+            count: { type: integer, minimum: 1, description: How often it occurs. }
+      reading_time_s: { type: integer, minimum: 0, description: Reading time in whole seconds. }
+  errors:
+    - { code: empty_text, description: The text is empty or only whitespace. }
+runtime:
+  tool: word_stats
+  limits: { timeout_s: 30, max_input_bytes: 1000000 }
+pricing: { price: 0.004, currency: EUR, charge_on: success }
+examples:
+  - name: an empty document
+    input: { text: \"   \" }
+    error: empty_text
+",
+    );
+    for i in 1..1000 {
+        let _ = write!(
+            text,
+            "  - name: article {i}
+    input: {{ text: \"Holon is a registry of agents, number {i}. Agents pay per call.\", top: 2 }}
+    output:
+      characters: {}
+      words: 11
+      top_words:
+        - {{ word: agents, count: 2 }}
+        - {{ word: a, count: 1 }}
+      reading_time_s: 3
+",
+            62 + i.to_string().len()
+        );
+    }
+    // The input object, `text`, `weights`, the inner arrays and their items: 200,000 values.
+    let mut left = 200_000 - 3;
+    let mut arrays = Vec::new();
+    while left > 0 {
+        let items = (left - 1).min(10_000);
+        arrays.push(format!("[{}]", vec!["7"; items].join(",")));
+        left -= items + 1;
+    }
+    let _ = write!(
+        text,
+        "  - name: a heavy input
+    input: {{ text: heavy, weights: [{}] }}
+    output: {{ characters: 5, words: 1, top_words: [{{ word: heavy, count: 1 }}], reading_time_s: 1 }}
+",
+        arrays.join(",")
+    );
+    text
+}

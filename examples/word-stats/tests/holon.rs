@@ -1,0 +1,8 @@
+//! Every example of holon.yaml, against the function and through the MCP server.
+
+fn main() -> std::process::ExitCode {
+    holon_kit::harness::Harness::new(concat!(env!("CARGO_MANIFEST_DIR"), "/holon.yaml"))
+        .function(holon_kit::agent(word_stats::run))
+        .server_binary(env!("CARGO_BIN_EXE_word-stats"))
+        .run()
+}

@@ -1,0 +1,214 @@
+//! The test harness: every example becomes trials, `function::<name>` in-process and
+//! `mcp::<name>` through the real server, plus `mcp::tools/list`. Built on libtest-mimic, so
+//! `cargo test` and `cargo nextest run` drive it with libtest's arguments.
+
+mod compare;
+mod files;
+mod mcp;
+mod process;
+mod verdict;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+
+pub use compare::{diff, json_eq};
+pub use mcp::check_tools;
+pub use process::ServerSpec;
+pub use verdict::{Got, failure_status, judge};
+
+use crate::check;
+use crate::gateway::Gateway;
+use crate::manifest::Manifest;
+use crate::runtime::{Agent, Answer, Ctx, Runner};
+
+/// Exit code when the manifest is refused or the harness cannot run.
+pub const EXIT_REFUSED: u8 = 1;
+/// Exit code when a trial failed (libtest's own).
+pub const EXIT_FAILED: u8 = 101;
+
+/// A `harness = false` test target in five lines:
+///
+/// ```no_run
+/// # async fn run(input: serde_json::Value, _ctx: holon_kit::Ctx) -> Result<serde_json::Value, holon_kit::Failure> { Ok(input) }
+/// fn main() -> std::process::ExitCode {
+///     holon_kit::harness::Harness::new(concat!(env!("CARGO_MANIFEST_DIR"), "/holon.yaml"))
+///         .function(holon_kit::agent(run))
+///         .server_binary("target/debug/my-agent") // env!("CARGO_BIN_EXE_my-agent")
+///         .run()
+/// }
+/// ```
+pub struct Harness {
+    manifest: PathBuf,
+    agent: Option<Arc<dyn Agent>>,
+    server: Option<ServerSpec>,
+    startup: Duration,
+}
+
+impl Harness {
+    /// A harness for the manifest at `path`.
+    pub fn new(path: impl AsRef<Path>) -> Harness {
+        let startup = std::env::var("HOLON_STARTUP_TIMEOUT_S")
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+            .filter(|s| *s > 0.0)
+            .map_or(Duration::from_secs(30), Duration::from_secs_f64);
+        Harness {
+            manifest: path.as_ref().to_path_buf(),
+            agent: None,
+            server: None,
+            startup,
+        }
+    }
+
+    /// The agent function for the function pass.
+    pub fn function(mut self, agent: Arc<dyn Agent>) -> Harness {
+        self.agent = Some(agent);
+        self
+    }
+
+    /// The server for the MCP pass: a binary run with `PORT` set.
+    pub fn server_binary(mut self, path: impl AsRef<Path>) -> Harness {
+        self.server = Some(ServerSpec::Binary(path.as_ref().to_path_buf()));
+        self
+    }
+
+    /// The server for the MCP pass: a shell command, run in the manifest's folder with `PORT`
+    /// set, so a server in any language can be tested.
+    pub fn server_command(mut self, command: impl Into<String>) -> Harness {
+        self.server = Some(ServerSpec::Command(command.into()));
+        self
+    }
+
+    /// How long the server may take to answer its first `initialize` (default 30 s, or
+    /// `HOLON_STARTUP_TIMEOUT_S`).
+    pub fn startup_timeout(mut self, limit: Duration) -> Harness {
+        self.startup = limit;
+        self
+    }
+
+    /// Runs with the process's own arguments (libtest's: filters, `--exact`, `--list`, ...).
+    pub fn run(self) -> ExitCode {
+        self.run_with(&Arguments::from_args())
+    }
+
+    /// Runs with explicit libtest arguments and returns the exit code: 0 all passed, 101 a
+    /// trial failed, 1 the manifest was refused.
+    pub fn run_with(self, args: &Arguments) -> ExitCode {
+        ExitCode::from(self.run_code(args))
+    }
+
+    /// [`Harness::run_with`] as a number, for callers that map it further.
+    pub fn run_code(self, args: &Arguments) -> u8 {
+        let report = check::check_file(&self.manifest);
+        let color = use_color(args);
+        let manifest = match report.into_manifest() {
+            Ok(m) => Arc::new(m),
+            Err(report) => {
+                eprint!("{}", check::render_human(&report, color));
+                return EXIT_REFUSED;
+            }
+        };
+        let gateway = match Gateway::new(&manifest) {
+            Ok(g) => Arc::new(g),
+            Err(e) => {
+                eprintln!("error: the manifest's schemas do not compile: {e}");
+                return EXIT_REFUSED;
+            }
+        };
+        let mut trials = Vec::new();
+        if let Some(agent) = &self.agent {
+            trials.extend(function_trials(&manifest, agent.clone()));
+        }
+        let shared = self.server.as_ref().map(|spec| {
+            Arc::new(mcp::Shared::new(
+                manifest.clone(),
+                gateway.clone(),
+                spec.clone(),
+                self.startup,
+            ))
+        });
+        if let Some(shared) = &shared {
+            let s = shared.clone();
+            trials.push(Trial::test("mcp::tools/list", move || {
+                s.tools_list().map_err(Failed::from)
+            }));
+            for example in &manifest.examples {
+                let (s, example) = (shared.clone(), example.clone());
+                trials.push(Trial::test(format!("mcp::{}", example.name), move || {
+                    s.call(&example).map_err(Failed::from)
+                }));
+            }
+        }
+        let conclusion = libtest_mimic::run(args, trials);
+        if let Some(shared) = &shared
+            && let Some(output) = shared.stop()
+            && conclusion.has_failed()
+        {
+            eprintln!("\n--- server output (last lines) ---\n{output}\n---");
+        }
+        if conclusion.has_failed() {
+            EXIT_FAILED
+        } else {
+            0
+        }
+    }
+}
+
+fn function_trials(manifest: &Arc<Manifest>, agent: Arc<dyn Agent>) -> Vec<Trial> {
+    let runner = match Runner::new(manifest.clone(), agent) {
+        Ok(r) => Arc::new(r),
+        Err(e) => return vec![Trial::test("function::setup", move || Err(Failed::from(e)))],
+    };
+    manifest
+        .examples
+        .iter()
+        .map(|example| {
+            let (runner, example) = (runner.clone(), example.clone());
+            Trial::test(format!("function::{}", example.name), move || {
+                function_trial(&runner, &example).map_err(Failed::from)
+            })
+        })
+        .collect()
+}
+
+fn function_trial(runner: &Runner, example: &crate::manifest::Example) -> Result<(), String> {
+    let runtime = function_runtime()?;
+    // The function pass reads `holon://files/NAME` straight from `files/NAME`.
+    let ctx = Ctx::with_files_dir(runner.manifest().dir().join("files"));
+    let answer = runtime.block_on(runner.run(example.input.clone(), ctx));
+    let got = match answer {
+        Answer::Output(v) => Got::Output(v),
+        Answer::Error { code, message } => Got::Failed {
+            code: Some(code),
+            message,
+        },
+    };
+    judge(runner.manifest(), runner.gateway(), example, got)
+}
+
+fn function_runtime() -> Result<&'static tokio::runtime::Runtime, String> {
+    static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| format!("cannot start a tokio runtime: {e}"))
+}
+
+fn use_color(args: &Arguments) -> bool {
+    use std::io::IsTerminal;
+    match args.color {
+        Some(libtest_mimic::ColorSetting::Always) => true,
+        Some(libtest_mimic::ColorSetting::Never) => false,
+        _ => std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal(),
+    }
+}

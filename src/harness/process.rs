@@ -1,0 +1,309 @@
+//! The server under test as a child process: its own process group, a free port, its output
+//! kept for the report, and stopped on every way out.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How to start the server.
+#[derive(Debug, Clone)]
+pub enum ServerSpec {
+    /// A binary, run with no arguments (e.g. `env!("CARGO_BIN_EXE_my-agent")`).
+    Binary(PathBuf),
+    /// A shell command line, run with `sh -c` (any language).
+    Command(String),
+}
+
+impl ServerSpec {
+    fn describe(&self) -> String {
+        match self {
+            ServerSpec::Binary(p) => format!("`{}`", p.display()),
+            ServerSpec::Command(c) => format!("`{c}`"),
+        }
+    }
+}
+
+const KEPT_LINES: usize = 200;
+
+/// The last lines the server wrote, stdout and stderr interleaved as they arrived.
+#[derive(Clone, Default)]
+pub struct Output(Arc<Mutex<VecDeque<String>>>);
+
+impl Output {
+    fn push(&self, line: String) {
+        if let Ok(mut lines) = self.0.lock() {
+            if lines.len() == KEPT_LINES {
+                lines.pop_front();
+            }
+            lines.push_back(line);
+        }
+    }
+
+    /// The kept lines, or a note that there were none.
+    pub fn tail(&self) -> String {
+        let lines = self
+            .0
+            .lock()
+            .map(|l| l.iter().cloned().collect::<Vec<_>>())
+            .unwrap_or_default();
+        if lines.is_empty() {
+            "(the server wrote nothing)".to_string()
+        } else {
+            lines.join("\n")
+        }
+    }
+
+    fn mentions_port_in_use(&self) -> bool {
+        let text = self.tail().to_lowercase();
+        text.contains("address already in use")
+            || text.contains("eaddrinuse")
+            || text.contains("address in use")
+    }
+}
+
+/// A running server.
+pub struct ServerProcess {
+    child: Mutex<Child>,
+    pgid: i32,
+    /// The port it was given in `PORT`.
+    pub port: u16,
+    /// What it printed.
+    pub output: Output,
+    stopped: Mutex<bool>,
+}
+
+/// Why the server could not be started.
+#[derive(Debug)]
+pub struct StartError {
+    /// What went wrong, with the server's output.
+    pub message: String,
+}
+
+impl ServerProcess {
+    /// Starts the server in `dir` with `PORT` set to a free port and waits until `ready`
+    /// says it answers (polled with backoff), within `limit`. A port taken between picking and
+    /// binding is retried with another one.
+    pub fn start(
+        spec: &ServerSpec,
+        dir: &std::path::Path,
+        limit: Duration,
+        ready: impl Fn(u16) -> bool,
+    ) -> Result<ServerProcess, StartError> {
+        let mut last = None;
+        for _ in 0..3 {
+            let port = portpicker::pick_unused_port().ok_or_else(|| StartError {
+                message: "no free port on 127.0.0.1".into(),
+            })?;
+            let server = spawn(spec, dir, port)?;
+            match server.wait_ready(limit, &ready) {
+                Ok(()) => return Ok(server),
+                Err(e) => {
+                    let retry = server.output.mentions_port_in_use();
+                    server.stop();
+                    if !retry {
+                        return Err(StartError {
+                            message: format!(
+                                "{e}\n--- server output ({}) ---\n{}",
+                                spec.describe(),
+                                server.output.tail()
+                            ),
+                        });
+                    }
+                    last = Some(e);
+                }
+            }
+        }
+        Err(StartError {
+            message: last.unwrap_or_else(|| "the port was taken three times".into()),
+        })
+    }
+
+    fn wait_ready(&self, limit: Duration, ready: &impl Fn(u16) -> bool) -> Result<(), String> {
+        let start = Instant::now();
+        let mut pause = Duration::from_millis(5);
+        loop {
+            if let Some(status) = self.exit_status() {
+                return Err(format!("the server exited before it answered ({status})"));
+            }
+            if port_open(self.port) && ready(self.port) {
+                return Ok(());
+            }
+            if start.elapsed() > limit {
+                return Err(format!(
+                    "the server did not answer an MCP `initialize` on port {} within {} s",
+                    self.port,
+                    limit.as_secs_f64()
+                ));
+            }
+            // Polling with backoff: the server gives no other signal that it is ready.
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(200));
+        }
+    }
+
+    /// The exit status, when the server has exited.
+    pub fn exit_status(&self) -> Option<std::process::ExitStatus> {
+        self.child.lock().ok()?.try_wait().ok().flatten()
+    }
+
+    /// Stops the whole process group: SIGTERM, then SIGKILL after two seconds. Idempotent.
+    pub fn stop(&self) {
+        let Ok(mut stopped) = self.stopped.lock() else {
+            return;
+        };
+        if *stopped {
+            return;
+        }
+        *stopped = true;
+        signal_group(self.pgid, libc::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let mut pause = Duration::from_millis(1);
+        loop {
+            let exited = self
+                .child
+                .lock()
+                .map(|mut c| c.try_wait().ok().flatten().is_some())
+                .unwrap_or(true);
+            if exited || Instant::now() > deadline {
+                break;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
+        // Whatever is left of the group (a shell's children included) goes now.
+        signal_group(self.pgid, libc::SIGKILL);
+        if let Ok(mut c) = self.child.lock() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// The process group id, for signal handlers that must stop it without locks.
+    pub fn pgid(&self) -> i32 {
+        self.pgid
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Sends a signal to a whole process group.
+pub fn signal_group(pgid: i32, signal: i32) {
+    if pgid > 0 {
+        // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
+        unsafe {
+            libc::kill(-pgid, signal);
+        }
+    }
+}
+
+fn port_open(port: u16) -> bool {
+    std::net::TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(200))
+        .is_ok()
+}
+
+fn spawn(spec: &ServerSpec, dir: &std::path::Path, port: u16) -> Result<ServerProcess, StartError> {
+    let mut command = match spec {
+        ServerSpec::Binary(path) => Command::new(path),
+        ServerSpec::Command(line) => {
+            let mut c = Command::new("sh");
+            c.arg("-c").arg(line);
+            c
+        }
+    };
+    command
+        .current_dir(dir)
+        .env("PORT", port.to_string())
+        .env("HOST", "127.0.0.1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    {
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                // The server dies with the thread that started it: see `spawner`.
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+    }
+    let mut child = spawner().spawn(command).map_err(|e| StartError {
+        message: format!("cannot start the server {}: {e}", spec.describe()),
+    })?;
+    let output = Output::default();
+    if let Some(out) = child.stdout.take() {
+        keep(out, output.clone());
+    }
+    if let Some(err) = child.stderr.take() {
+        keep(err, output.clone());
+    }
+    let pgid = child.id() as i32;
+    Ok(ServerProcess {
+        child: Mutex::new(child),
+        pgid,
+        port,
+        output,
+        stopped: Mutex::new(false),
+    })
+}
+
+fn keep(stream: impl Read + Send + 'static, output: Output) {
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            match line {
+                Ok(l) => output.push(l),
+                Err(_) => break,
+            }
+        }
+    });
+}
+
+/// `PR_SET_PDEATHSIG` fires when the *thread* that forked the child ends, not the process.
+/// Test threads come and go, so every server is forked by one thread that lives as long as
+/// the process: when the harness dies, however it dies, the server dies with it.
+struct Spawner {
+    requests: Mutex<mpsc::Sender<(Command, mpsc::Sender<std::io::Result<Child>>)>>,
+}
+
+impl Spawner {
+    fn spawn(&self, command: Command) -> std::io::Result<Child> {
+        let (reply, answer) = mpsc::channel();
+        self.requests
+            .lock()
+            .map_err(|_| std::io::Error::other("spawner lock poisoned"))?
+            .send((command, reply))
+            .map_err(|_| std::io::Error::other("spawner thread is gone"))?;
+        answer
+            .recv()
+            .map_err(|_| std::io::Error::other("spawner thread is gone"))?
+    }
+}
+
+fn spawner() -> &'static Spawner {
+    static SPAWNER: std::sync::OnceLock<Spawner> = std::sync::OnceLock::new();
+    SPAWNER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<(Command, mpsc::Sender<std::io::Result<Child>>)>();
+        std::thread::Builder::new()
+            .name("holon-server-spawner".into())
+            .spawn(move || {
+                for (mut command, reply) in rx {
+                    let _ = reply.send(command.spawn());
+                }
+                // The sender lives in a static, so this loop only ends with the process.
+            })
+            .ok();
+        Spawner {
+            requests: Mutex::new(tx),
+        }
+    })
+}

@@ -1,0 +1,142 @@
+//! What an answer means for an example: pass, or a failure that says why in words, with the
+//! status the gateway would have given.
+
+use serde_json::Value;
+
+use super::compare::{diff, json_eq};
+use crate::gateway::{Gateway, Status};
+use crate::manifest::{Example, Expect, Manifest};
+
+/// What a call came back with, from either pass.
+#[derive(Debug)]
+pub enum Got {
+    /// An output (`structuredContent`, or the function's return value).
+    Output(Value),
+    /// A failure result; `code` is `structuredContent.error.code` when there is one.
+    Failed {
+        /// The code, when the failure carried one.
+        code: Option<String>,
+        /// Its message.
+        message: String,
+    },
+    /// A result with text content only, no `structuredContent`.
+    TextOnly(String),
+    /// A JSON-RPC error instead of a tool result.
+    RpcError {
+        /// The JSON-RPC error code.
+        code: i32,
+        /// Its message.
+        message: String,
+    },
+    /// No answer within `timeout_s` (plus a grace).
+    Hung(f64),
+}
+
+/// The status of a failure result with this code.
+pub fn failure_status(manifest: &Manifest, code: Option<&str>) -> Status {
+    match code {
+        None => Status::AgentError,
+        Some(c) if manifest.error(c).is_some() => Status::Declared(c.to_string()),
+        Some("agent_crashed") => Status::AgentCrashed,
+        Some("timeout") => Status::Timeout,
+        Some("invalid_input") => Status::InvalidInput,
+        Some(_) => Status::AgentError,
+    }
+}
+
+/// Passes when the answer is exactly what the example promises.
+pub fn judge(
+    manifest: &Manifest,
+    gateway: &Gateway,
+    example: &Example,
+    got: Got,
+) -> Result<(), String> {
+    match (got, &example.expect) {
+        (Got::Output(actual), Expect::Output(expected)) => {
+            let violations = gateway.judge_output(&actual);
+            let status = if violations.is_empty() {
+                Status::Success
+            } else {
+                Status::InvalidOutput
+            };
+            if json_eq(&actual, expected) && violations.is_empty() {
+                return Ok(());
+            }
+            let mut message = String::from("the output differs from the example\n");
+            message.push_str(&diff(expected, &actual));
+            for v in &violations {
+                message.push_str(&format!(
+                    "\n`interface.output` refuses `{}`: {}",
+                    if v.pointer.is_empty() {
+                        "/"
+                    } else {
+                        &v.pointer
+                    },
+                    v.message
+                ));
+            }
+            message.push_str(&format!("\ngateway status: {status}"));
+            Err(message)
+        }
+        (Got::Output(actual), Expect::Error(want)) => {
+            let status = if gateway.judge_output(&actual).is_empty() {
+                Status::Success
+            } else {
+                Status::InvalidOutput
+            };
+            Err(format!(
+                "expected the declared failure `{want}`, but the agent returned an output: {}\ngateway status: {status}",
+                crate::gateway::schema::short(&actual)
+            ))
+        }
+        (Got::Failed { code, message }, expect) => {
+            let status = failure_status(manifest, code.as_deref());
+            if let (Status::Declared(c), Expect::Error(want)) = (&status, expect)
+                && c == want
+            {
+                return Ok(());
+            }
+            let what = match (&code, &status) {
+                (None, _) => "a failure with no `structuredContent.error.code`".to_string(),
+                (Some(c), Status::AgentError) => format!("the undeclared code `{c}`"),
+                (Some(c), Status::Declared(_)) => format!("the declared failure `{c}`"),
+                (Some(c), _) => format!("`{c}`"),
+            };
+            let expected = match expect {
+                Expect::Output(_) => "an output".to_string(),
+                Expect::Error(want) => format!("the declared failure `{want}`"),
+            };
+            let cause = match &status {
+                Status::AgentCrashed => {
+                    " (a panic or an error that is not `ctx.fail` with a declared code)"
+                }
+                Status::AgentError => " (not declared in `interface.errors`)",
+                _ => "",
+            };
+            Err(format!(
+                "expected {expected}, got {what}{cause}: {message}\ngateway status: {status}"
+            ))
+        }
+        (Got::TextOnly(text), _) => Err(format!(
+            "the result has only text content and no `structuredContent`; the gateway reads `structuredContent`, so this call fails\ntext: {}\ngateway status: {}",
+            text.chars().take(200).collect::<String>(),
+            Status::InvalidOutput
+        )),
+        (Got::RpcError { code, message }, expect) => {
+            let hint = match expect {
+                Expect::Error(want) => format!(
+                    "; a declared failure is a tool result with `isError: true` and `structuredContent.error.code: \"{want}\"`"
+                ),
+                Expect::Output(_) => String::new(),
+            };
+            Err(format!(
+                "the server answered with a JSON-RPC error ({code}: {message}) instead of a tool result{hint}\ngateway status: {}",
+                Status::AgentError
+            ))
+        }
+        (Got::Hung(limit), _) => Err(format!(
+            "no answer within `runtime.limits.timeout_s` ({limit} s)\ngateway status: {}",
+            Status::Timeout
+        )),
+    }
+}

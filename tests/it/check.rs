@@ -1,0 +1,915 @@
+//! `cargo holon-test check` on fixture manifests: every check id, accepted and refused, the JSON
+//! document, hostile files, and snapshots of the message text.
+//!
+//! Each fixture in `tests/fixtures/check` is named after the check it shows and says what it
+//! breaks on its first line. Payloads too large to commit are generated into a temporary folder.
+
+use std::fmt::Write as _;
+
+use crate::util::{
+    check, check_arg, check_file, code, fixtures, human, normalise, one_document, root, run,
+    stderr, stdout,
+};
+
+// The YAML document.
+
+#[test]
+fn yaml_syntax() {
+    check("yaml-syntax.yaml")
+        .refused()
+        .error("yaml-syntax", "", (29, 9))
+        .message("while parsing a flow mapping, did not find expected ',' or '}'")
+        .nothing_else();
+}
+
+#[test]
+fn yaml_duplicate_key() {
+    check("yaml-duplicate-key.yaml")
+        .refused()
+        .error("yaml-duplicate-key", "", (5, 1))
+        .message("duplicate key `version`")
+        .nothing_else();
+}
+
+#[test]
+fn yaml_alias_bomb_is_refused() {
+    check("yaml-too-complex.yaml")
+        .refused()
+        .error("yaml-too-complex", "", (7, 10))
+        .message("aliases expand the document past what a manifest may hold (an alias bomb?)")
+        .nothing_else();
+}
+
+#[test]
+fn yaml_deep_nesting_is_refused_without_overflowing_the_stack() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("holon.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "name: deep\nexamples: {}{}\n",
+            "[".repeat(10_000),
+            "]".repeat(10_000)
+        ),
+    )
+    .unwrap();
+    check_file(&path)
+        .refused()
+        .error_on_line("yaml-too-complex", "", 2)
+        .message("the document is nested deeper than 160 levels")
+        .nothing_else();
+}
+
+#[test]
+fn empty_file() {
+    check("empty.yaml")
+        .refused()
+        .error("empty-manifest", "", (1, 1))
+        .message("the manifest is empty")
+        .hint("run `cargo holon-test new NAME` to start from a template")
+        .nothing_else();
+}
+
+#[test]
+fn only_comments_is_empty_too() {
+    check("empty-manifest.yaml")
+        .refused()
+        .error("empty-manifest", "", (1, 1))
+        .nothing_else();
+}
+
+#[test]
+fn a_scalar_or_a_sequence_is_not_a_manifest() {
+    check("scalar.yaml")
+        .refused()
+        .error("wrong-type", "", (2, 1))
+        .message("the manifest must be a mapping, not a string")
+        .nothing_else();
+    check("sequence.yaml")
+        .refused()
+        .error("wrong-type", "", (2, 1))
+        .message("the manifest must be a mapping, not a sequence")
+        .nothing_else();
+}
+
+// The file.
+
+#[test]
+fn binary_file_is_not_text() {
+    // A valid first line, then bytes from a fixed generator, NULs included: the first byte that
+    // is not UTF-8 is the 0xff at offset 9, line 2, column 2.
+    let mut bytes = b"name: x\n\0\xff".to_vec();
+    let mut state: u32 = 0x2545_f491;
+    for _ in 0..4096 {
+        state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        bytes.push((state >> 24) as u8);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("holon.yaml");
+    std::fs::write(&path, bytes).unwrap();
+    check_file(&path)
+        .refused()
+        .error("file-not-text", "", (2, 2))
+        .message("the file is not UTF-8 text (invalid byte at offset 9)")
+        .nothing_else();
+}
+
+#[test]
+fn a_50_mb_file_is_refused_before_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("holon.yaml");
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(50 * 1024 * 1024)
+        .unwrap();
+    check_file(&path)
+        .refused()
+        .error("file-unreadable", "", (0, 0))
+        .message("the file is 52428800 bytes; a manifest is at most 33554432 bytes")
+        .nothing_else();
+}
+
+#[test]
+fn a_folder_is_read_for_its_holon_yaml() {
+    let examples = root().join("examples");
+    let outcome = check_arg(&examples, "word-stats").accepted();
+    assert_eq!(outcome.doc["manifest"], "word-stats/holon.yaml");
+    outcome.nothing_else();
+}
+
+#[test]
+fn with_no_path_the_nearest_holon_yaml_is_checked() {
+    let dir = root().join("examples/word-stats");
+    let output = run(&dir, &["check", "--format", "json"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert_eq!(one_document(&stdout(&output))["manifest"], "holon.yaml");
+}
+
+#[test]
+fn a_folder_without_holon_yaml() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("agent")).unwrap();
+    check_arg(dir.path(), "agent")
+        .refused()
+        .error("file-unreadable", "", (0, 0))
+        .message("no `holon.yaml` in `agent`")
+        .nothing_else();
+    assert_eq!(
+        human(dir.path(), "agent"),
+        "error: no `holon.yaml` in `agent`\n"
+    );
+}
+
+#[test]
+fn a_missing_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let outcome = check_arg(dir.path(), "nowhere/holon.yaml").refused();
+    assert_eq!(outcome.doc["manifest"], "nowhere/holon.yaml");
+    outcome
+        .error("file-unreadable", "", (0, 0))
+        .message("`nowhere/holon.yaml` does not exist")
+        .nothing_else();
+    let output = run(dir.path(), &["check", "nowhere/holon.yaml"]);
+    assert_eq!(code(&output), 1);
+    assert_eq!(
+        stderr(&output),
+        "error: `nowhere/holon.yaml` does not exist\n"
+    );
+}
+
+// The command line.
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        &["check", "--format", "xml"][..],
+        &["check", "--bogus"],
+        &["check", "a.yaml", "b.yaml"],
+        &["chekc"],
+    ] {
+        let output = run(&fixtures(), args);
+        assert_eq!(code(&output), 2, "{args:?}: {}", stderr(&output));
+        assert!(
+            stderr(&output).starts_with("error: "),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(output.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn help_is_not_an_error() {
+    let output = run(&fixtures(), &["check", "--help"]);
+    assert_eq!(code(&output), 0);
+    assert!(stdout(&output).contains("--format"), "{}", stdout(&output));
+}
+
+// The manifest's own fields.
+
+#[test]
+fn wrong_type() {
+    check("wrong-type.yaml")
+        .refused()
+        .error("wrong-type", "/capability", (5, 13))
+        .message("`capability` must be a string, not a number")
+        .error("wrong-type", "/interface/errors/0/retryable", (20, 71))
+        .message("`interface.errors[0].retryable` must be `true` or `false`, not a string")
+        .error("wrong-type", "/pricing", (24, 10))
+        .message("`pricing` must be a mapping, not a string")
+        .error("wrong-type", "/examples/1/error", (31, 12))
+        .message("`examples[1].error` must be a string, not a sequence")
+        // The one example of `empty_word` is unreadable, so the code has none; nothing more:
+        // in particular no "neither `output` nor `error`" for the example whose error is a list.
+        .warning(
+            "error-without-example",
+            "/interface/errors/0/code",
+            (20, 15),
+        )
+        .nothing_else();
+}
+
+#[test]
+fn missing_field() {
+    check("missing-field.yaml")
+        .refused()
+        .error("missing-field", "/capability", (2, 1))
+        .message("missing field `capability` in the manifest")
+        .error("missing-field", "/interface/errors/1/code", (20, 7))
+        .message("missing field `code` in a declared error")
+        .error("missing-field", "/runtime/tool", (22, 3))
+        .message("missing field `tool` in `runtime`")
+        .nothing_else();
+}
+
+#[test]
+fn unknown_field_says_what_was_meant() {
+    check("unknown-field.yaml")
+        .refused()
+        .error("unknown-field", "/runtime/limts", (23, 3))
+        .message("unknown field `limts` in `runtime`")
+        .hint("did you mean `limits`?")
+        .error("missing-field", "/runtime/limits", (22, 3))
+        .error("unknown-field", "/sorce", (24, 1))
+        .message("unknown field `sorce` in the manifest")
+        .hint("did you mean `source`?")
+        .error("unknown-field", "/examples/0/notes", (30, 5))
+        .message("unknown field `notes` in `examples[0]`")
+        .hint("expected one of `name`, `input`, `output`, `error`")
+        .nothing_else();
+}
+
+#[test]
+fn invalid_name() {
+    check("invalid-name.yaml")
+        .refused()
+        .error("invalid-name", "/name", (2, 7))
+        .message("`Echo_Agent` is not a valid agent name")
+        .hint("a name matches `^[a-z][a-z0-9-]{1,63}$`: lowercase letters, digits and `-`, starting with a letter")
+        .nothing_else();
+}
+
+#[test]
+fn invalid_version() {
+    check("invalid-version.yaml")
+        .refused()
+        .error("invalid-version", "/version", (3, 10))
+        .message_contains("`1.0` is not a semantic version")
+        .hint("write it as MAJOR.MINOR.PATCH, e.g. `1.0.0`")
+        .nothing_else();
+}
+
+#[test]
+fn invalid_tool_name() {
+    check("invalid-tool-name.yaml")
+        .refused()
+        .error("invalid-tool-name", "/runtime/tool", (22, 9))
+        .message("`echo a word` is not a valid MCP tool name")
+        .nothing_else();
+}
+
+#[test]
+fn invalid_value() {
+    check("invalid-value.yaml")
+        .refused()
+        .error("invalid-value", "/runtime/limits/timeout_s", (23, 24))
+        .message("`timeout_s` must be more than 0 and at most 86400 seconds, not 0")
+        .error("invalid-value", "/runtime/limits/max_input_bytes", (23, 44))
+        .message("`max_input_bytes` must be a positive integer, not 1000.5")
+        .error("invalid-value", "/pricing/currency", (24, 36))
+        .message("`eur` is not a currency code")
+        .error("invalid-value", "/pricing/charge_on", (24, 52))
+        .message("`charge_on` is `success` or `attempt`, not `on_success`")
+        .hint("did you mean `success`?")
+        .nothing_else();
+}
+
+// The two schemas.
+
+#[test]
+fn schema_dialect() {
+    check("schema-dialect.yaml")
+        .refused()
+        .error("schema-dialect", "/interface/input/$schema", (8, 14))
+        .message("`$schema` is \"http://json-schema.org/draft-07/schema#\", the registry takes only JSON Schema 2020-12")
+        .nothing_else();
+}
+
+#[test]
+fn schema_not_object() {
+    // MCP carries arguments and `structuredContent` as objects: both roots must say so.
+    check("schema-not-object.yaml")
+        .refused()
+        .error("schema-not-object", "/interface/input", (7, 5))
+        .message("`interface.input` must be `type: object` at its root, and there is no `type`")
+        .hint("MCP sends tool arguments as a JSON object")
+        .error("schema-not-object", "/interface/output/type", (12, 11))
+        .message("`interface.output` must be `type: object` at its root, and `type` is \"array\"")
+        .nothing_else();
+}
+
+#[test]
+fn schema_invalid() {
+    check("schema-invalid.yaml")
+        .refused()
+        .error(
+            "schema-invalid",
+            "/interface/input/properties/word/type",
+            (12, 21),
+        )
+        .message_contains("not valid JSON Schema 2020-12: \"text\" is not valid")
+        .error(
+            "schema-invalid",
+            "/interface/input/properties/word/maxLength",
+            (12, 38),
+        )
+        .message("not valid JSON Schema 2020-12: -1 is less than the minimum of 0")
+        .nothing_else();
+}
+
+#[test]
+fn schema_compile() {
+    check("schema-compile.yaml")
+        .refused()
+        .error("schema-compile", "/interface/output", (14, 5))
+        .message_contains("the schema does not compile: ")
+        .message_contains("/$defs/word")
+        .nothing_else();
+}
+
+#[test]
+fn pattern_not_re2() {
+    check("pattern-not-re2.yaml")
+        .refused()
+        .error(
+            "pattern-not-re2",
+            "/interface/input/properties/word/pattern",
+            (12, 54),
+        )
+        .message_contains("pattern `^(a)\\1$` does not compile under RE2")
+        .message_contains("backreference")
+        .error(
+            "pattern-not-re2",
+            "/interface/output/patternProperties/(?=a)",
+            (18, 7),
+        )
+        .message_contains("pattern `(?=a)` does not compile under RE2")
+        .message_contains("lookaround")
+        .nothing_else();
+}
+
+#[test]
+fn unique_items_needs_max_items_up_to_1000() {
+    // `most` (maxItems: 1000) is in the fixture too: `nothing_else` proves it is accepted.
+    check("unique-items-unbounded.yaml")
+        .refused()
+        .error("unique-items-unbounded", "/interface/output/properties/tags/uniqueItems", (19, 41))
+        .message("`uniqueItems: true` needs `maxItems` <= 1000 on the same node, and there is no `maxItems`")
+        .error("unique-items-unbounded", "/interface/output/properties/more/uniqueItems", (20, 41))
+        .message("`uniqueItems: true` needs `maxItems` <= 1000 on the same node, and `maxItems` is 1001")
+        .nothing_else();
+}
+
+// Declared errors.
+
+#[test]
+fn error_code_format() {
+    check("error-code-format.yaml")
+        .refused()
+        .error("error-code-format", "/interface/errors/1/code", (21, 15))
+        .message("error code `Word-Too-Long` does not match `^[a-z][a-z0-9_]*$`")
+        .hint("use lowercase letters, digits and `_`, e.g. `word_too_long`")
+        .nothing_else();
+}
+
+#[test]
+fn error_code_reserved_all_seven() {
+    let reserved = [
+        "timeout",
+        "invalid_output",
+        "agent_crashed",
+        "agent_error",
+        "runtime_unavailable",
+        "gateway_error",
+        "invalid_input",
+    ];
+    let mut outcome = check("error-code-reserved.yaml").refused();
+    for (i, code) in reserved.iter().enumerate() {
+        outcome = outcome
+            .error(
+                "error-code-reserved",
+                &format!("/interface/errors/{}/code", i + 1),
+                (21 + i as u64, 15),
+            )
+            .message(&format!("error code `{code}` is reserved by the gateway"));
+    }
+    outcome.nothing_else();
+}
+
+#[test]
+fn error_code_duplicate() {
+    check("error-code-duplicate.yaml")
+        .refused()
+        .error("error-code-duplicate", "/interface/errors/1/code", (21, 15))
+        .message("error code `empty_word` is declared twice (first at `interface.errors[0]`)")
+        .nothing_else();
+}
+
+#[test]
+fn error_description_missing() {
+    check("error-description-missing.yaml")
+        .refused()
+        .error(
+            "error-description-missing",
+            "/interface/errors/0/description",
+            (20, 7),
+        )
+        .message("error code `empty_word` has no description")
+        .error(
+            "error-description-missing",
+            "/interface/errors/1/description",
+            (22, 20),
+        )
+        .message("error code `blank_word` has no description")
+        .nothing_else();
+}
+
+// Examples.
+
+#[test]
+fn example_name_missing() {
+    check("example-name-missing.yaml")
+        .refused()
+        .error("example-name-missing", "/examples/0/name", (26, 5))
+        .message("`examples[0]` has no `name`")
+        .error("example-name-missing", "/examples/1/name", (28, 11))
+        .message("`examples[1]` has an empty `name`")
+        .nothing_else();
+}
+
+#[test]
+fn example_name_duplicate() {
+    check("example-name-duplicate.yaml")
+        .refused()
+        .error("example-name-duplicate", "/examples/1/name", (29, 11))
+        .message("example name `a word` is used twice (first at `examples[0]`)")
+        .nothing_else();
+}
+
+#[test]
+fn example_input_missing() {
+    check("example-input-missing.yaml")
+        .refused()
+        .error("example-input-missing", "/examples/0/input", (26, 5))
+        .message("example `a word` has no `input`")
+        .nothing_else();
+}
+
+#[test]
+fn example_outcome_is_output_or_error() {
+    check("example-outcome.yaml")
+        .refused()
+        .error("example-outcome", "/examples/2/error", (35, 12))
+        .message("example `both` has both `output` and `error`")
+        .error("example-outcome", "/examples/3", (36, 5))
+        .message("example `neither` has neither `output` nor `error`")
+        .nothing_else();
+}
+
+#[test]
+fn no_success_example() {
+    check("no-success-example.yaml")
+        .refused()
+        .error("no-success-example", "/examples", (26, 3))
+        .message("the manifest has no successful example")
+        .nothing_else();
+}
+
+#[test]
+fn example_input_invalid() {
+    check("example-input-invalid.yaml")
+        .refused()
+        .error("example-input-invalid", "/examples/0/input/word", (27, 20))
+        .message("`examples[0].input.word` does not match `interface.input`: 5 is not of type \"string\" (found an integer)")
+        .error("example-input-invalid", "/examples/0/input/lang", (27, 29))
+        .message("`examples[0].input.lang` does not match `interface.input`: property `lang` is not allowed (`additionalProperties: false`)")
+        .nothing_else();
+}
+
+#[test]
+fn example_output_invalid_points_at_the_property() {
+    check("example-output-invalid.yaml")
+        .refused()
+        // Missing: the pointer names the property; the place is the mapping it is missing from.
+        .error("example-output-invalid", "/examples/0/output/words", (33, 7))
+        .message("`examples[0].output.words` does not match `interface.output`: missing required property `words`")
+        .error("example-output-invalid", "/examples/0/output/details/lines", (33, 41))
+        .message("`examples[0].output.details.lines` does not match `interface.output`: property `lines` is not allowed (`unevaluatedProperties`)")
+        .error("example-output-invalid", "/examples/0/output/sentences", (34, 18))
+        .message("`examples[0].output.sentences` does not match `interface.output`: property `sentences` is not allowed (`additionalProperties: false`)")
+        .nothing_else();
+}
+
+#[test]
+fn example_error_undeclared() {
+    check("example-error-undeclared.yaml")
+        .refused()
+        .error("example-error-undeclared", "/examples/1/error", (31, 12))
+        .message("example `an empty word` fails with `empty_wrod`, which is not declared in `interface.errors`")
+        .hint("did you mean `empty_word`?")
+        .warning("error-without-example", "/interface/errors/0/code", (20, 15))
+        .nothing_else();
+}
+
+#[test]
+fn input_too_large_by_one_byte() {
+    // `{"word":"hello"}` is exactly `max_input_bytes` (16) and passes; `{"word":"hellos"}` does not.
+    check("input-too-large.yaml")
+        .refused()
+        .error("input-too-large", "/examples/2/input", (33, 12))
+        .message("the input of example `a longer word` is 17 bytes, over `runtime.limits.max_input_bytes` (16)")
+        .nothing_else();
+}
+
+// Payload bounds, on generated manifests: the line of the input is 24 and its `data` starts at
+// column 20.
+
+const INPUT_LINE: u64 = 24;
+const DATA_COLUMN: u64 = 20;
+
+/// A manifest whose one example's input is `{ data: DATA }`, any JSON allowed in `data`, and
+/// whose byte limit is out of the way.
+fn payload_manifest(data: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "name: bounds
+version: 1.0.0
+description: Takes any JSON.
+capability: test.bounds
+interface:
+  input:
+    type: object
+    additionalProperties: false
+    required: [data]
+    properties:
+      data: {{ description: Any JSON. }}
+  output:
+    type: object
+    additionalProperties: false
+    required: [ok]
+    properties:
+      ok: {{ type: boolean, description: Always true. }}
+runtime:
+  tool: bounds
+  limits: {{ timeout_s: 10, max_input_bytes: 100000000 }}
+pricing: {{ price: 0, currency: EUR }}
+examples:
+  - name: the payload
+    input: {{ data: {data} }}
+    output: {{ ok: true }}
+"
+    );
+    assert_eq!(
+        text.lines()
+            .nth(INPUT_LINE as usize - 1)
+            .unwrap()
+            .find("data: ")
+            .map(|i| i as u64 + 7),
+        Some(DATA_COLUMN)
+    );
+    std::fs::write(dir.path().join("holon.yaml"), text).unwrap();
+    dir
+}
+
+/// `levels` nested arrays in flow style.
+fn nested(levels: usize) -> String {
+    format!("{}1{}", "[".repeat(levels), "]".repeat(levels))
+}
+
+/// An array of arrays of zeros that makes the input hold `total` values: the root object, the
+/// `data` array, the inner arrays and their items.
+fn values(total: usize) -> String {
+    let mut left = total - 2;
+    let mut arrays = Vec::new();
+    while left > 0 {
+        let items = (left - 1).min(10_000);
+        arrays.push(format!("[{}]", vec!["0"; items].join(",")));
+        left -= items + 1;
+    }
+    format!("[{}]", arrays.join(","))
+}
+
+fn zeros(len: usize) -> String {
+    format!("[{}]", vec!["0"; len].join(","))
+}
+
+#[test]
+fn payload_depth_64_is_accepted_65_refused() {
+    // The input object is the first level, so `data` holds 63 or 64 more.
+    let at_bound = payload_manifest(&nested(63));
+    check_file(&at_bound.path().join("holon.yaml"))
+        .accepted()
+        .nothing_else();
+    let past = payload_manifest(&nested(64));
+    check_file(&past.path().join("holon.yaml"))
+        .refused()
+        .error(
+            "payload-too-deep",
+            &format!("/examples/0/input/data{}", "/0".repeat(63)),
+            (INPUT_LINE, DATA_COLUMN + 63),
+        )
+        .message("the input of example `the payload` is nested deeper than 64 levels")
+        .hint("the gateway refuses payloads past 64 levels, 200000 values or arrays of 10000 items")
+        .nothing_else();
+}
+
+#[test]
+fn payload_200_000_values_is_accepted_200_001_refused() {
+    let at_bound = payload_manifest(&values(200_000));
+    check_file(&at_bound.path().join("holon.yaml"))
+        .accepted()
+        .nothing_else();
+    let data = values(200_001);
+    let last = DATA_COLUMN + data.len() as u64 - 3; // the last zero, before `]]`
+    let past = payload_manifest(&data);
+    check_file(&past.path().join("holon.yaml"))
+        .refused()
+        .error(
+            "payload-too-many-values",
+            "/examples/0/input/data/19/9978",
+            (INPUT_LINE, last),
+        )
+        .message("the input of example `the payload` holds more than 200000 values")
+        .nothing_else();
+}
+
+#[test]
+fn payload_array_of_10_000_is_accepted_10_001_refused() {
+    let at_bound = payload_manifest(&zeros(10_000));
+    check_file(&at_bound.path().join("holon.yaml"))
+        .accepted()
+        .nothing_else();
+    let past = payload_manifest(&zeros(10_001));
+    check_file(&past.path().join("holon.yaml"))
+        .refused()
+        .error(
+            "payload-array-too-long",
+            "/examples/0/input/data",
+            (INPUT_LINE, DATA_COLUMN),
+        )
+        .message(
+            "the input of example `the payload` holds an array of 10001 items, more than 10000",
+        )
+        .nothing_else();
+}
+
+// Lints: warnings, not refusals.
+
+#[test]
+fn string_unbounded() {
+    check("string-unbounded.yaml")
+        .accepted()
+        .warning(
+            "string-unbounded",
+            "/interface/input/properties/word",
+            (12, 13),
+        )
+        .message("the string at `interface.input.properties.word` has no `maxLength`")
+        .nothing_else();
+}
+
+#[test]
+fn number_unbounded() {
+    check("number-unbounded.yaml")
+        .accepted()
+        .warning(
+            "number-unbounded",
+            "/interface/input/properties/times",
+            (13, 14),
+        )
+        .message("the number at `interface.input.properties.times` has no `minimum` or `maximum`")
+        .warning(
+            "number-unbounded",
+            "/interface/input/properties/pitch",
+            (14, 14),
+        )
+        .message("the number at `interface.input.properties.pitch` has no `maximum`")
+        .nothing_else();
+}
+
+#[test]
+fn optional_without_default() {
+    check("optional-without-default.yaml")
+        .accepted()
+        .warning(
+            "optional-without-default",
+            "/interface/input/properties/times",
+            (13, 7),
+        )
+        .message("optional property `times` has no `default`")
+        .nothing_else();
+}
+
+#[test]
+fn property_without_description() {
+    check("property-without-description.yaml")
+        .accepted()
+        .warning(
+            "property-without-description",
+            "/interface/input/properties/word",
+            (12, 7),
+        )
+        .message("property `word` has no `description`")
+        .nothing_else();
+}
+
+#[test]
+fn input_open() {
+    check("input-open.yaml")
+        .accepted()
+        .warning("input-open", "/interface/input", (8, 5))
+        .message("the input does not set `additionalProperties: false`")
+        .nothing_else();
+}
+
+#[test]
+fn output_bare_object() {
+    check("output-bare-object.yaml")
+        .accepted()
+        .warning(
+            "output-bare-object",
+            "/interface/output/properties/meta",
+            (19, 13),
+        )
+        .message("`interface.output.properties.meta` is a bare `object`")
+        .nothing_else();
+}
+
+#[test]
+fn error_without_example() {
+    check("error-without-example.yaml")
+        .accepted()
+        .warning(
+            "error-without-example",
+            "/interface/errors/1/code",
+            (21, 15),
+        )
+        .message("declared error `word_too_long` has no example")
+        .nothing_else();
+}
+
+// Whole runs.
+
+#[test]
+fn accepted_manifests_have_no_warnings() {
+    check("accepted.yaml").accepted().nothing_else();
+    let examples = root().join("examples/word-stats");
+    check_arg(&examples, "holon.yaml").accepted().nothing_else();
+}
+
+#[test]
+fn all_problems_in_one_run() {
+    let outcome = check("all-problems.yaml").refused();
+    assert_eq!(
+        outcome.checks(),
+        [
+            "invalid-name",
+            "invalid-version",
+            "string-unbounded",
+            "error-code-reserved",
+            "invalid-tool-name",
+            "invalid-value",
+            "example-output-invalid",
+            "example-name-duplicate",
+            "example-error-undeclared",
+        ]
+    );
+    outcome
+        .error("invalid-name", "/name", (2, 7))
+        .error("invalid-version", "/version", (3, 10))
+        .warning(
+            "string-unbounded",
+            "/interface/input/properties/word",
+            (12, 13),
+        )
+        .error("error-code-reserved", "/interface/errors/0/code", (20, 15))
+        .error("invalid-tool-name", "/runtime/tool", (22, 9))
+        .error("invalid-value", "/pricing/currency", (24, 36))
+        .error(
+            "example-output-invalid",
+            "/examples/0/output/word",
+            (28, 21),
+        )
+        .error("example-name-duplicate", "/examples/1/name", (29, 11))
+        .error("example-error-undeclared", "/examples/2/error", (34, 12))
+        .nothing_else();
+}
+
+#[test]
+fn json_output_is_one_document_of_the_documented_shape() {
+    let output = run(
+        &fixtures(),
+        &["check", "unknown-field.yaml", "--format", "json"],
+    );
+    assert_eq!(code(&output), 1);
+    let doc = one_document(&stdout(&output));
+    insta::assert_snapshot!("json_refused", normalise(&stdout(&output)));
+    let first = &doc["diagnostics"][0];
+    assert_eq!(first["severity"], "error");
+    assert_eq!(first["check"], "missing-field");
+    assert_eq!(first["pointer"], "/runtime/limits");
+    assert_eq!(
+        (first["line"].as_u64(), first["column"].as_u64()),
+        (Some(22), Some(3))
+    );
+    assert!(first.get("hint").is_none(), "no hint, no key: {first}");
+}
+
+// The message text, as a person reads it.
+
+#[test]
+fn human_output_snapshots() {
+    let cases = [
+        ("all_problems", "all-problems.yaml"),
+        ("yaml", "yaml-duplicate-key.yaml"),
+        ("fields", "unknown-field.yaml"),
+        ("schema", "unique-items-unbounded.yaml"),
+        ("codes", "error-description-missing.yaml"),
+        ("examples", "example-output-invalid.yaml"),
+        ("bounds", "input-too-large.yaml"),
+        ("lints", "number-unbounded.yaml"),
+        ("accepted", "accepted.yaml"),
+    ];
+    for (name, fixture) in cases {
+        insta::assert_snapshot!(format!("human_{name}"), human(&fixtures(), fixture));
+    }
+}
+
+#[test]
+fn human_output_cuts_a_long_line_around_the_caret() {
+    let dir = payload_manifest(&zeros(10_001));
+    let text = human(dir.path(), "holon.yaml");
+    assert!(
+        text.lines().all(|l| l.len() < 200),
+        "a line is too long to read:\n{text}"
+    );
+    insta::assert_snapshot!("human_long_line", text);
+}
+
+/// Every fixture is used by a test above, so none rots unchecked.
+#[test]
+fn every_fixture_is_tested() {
+    let source = include_str!("check.rs");
+    let mut unused = String::new();
+    for entry in std::fs::read_dir(fixtures()).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if !source.contains(&format!("\"{name}\"")) {
+            let _ = writeln!(unused, "{name}");
+        }
+    }
+    assert!(unused.is_empty(), "fixtures no test uses:\n{unused}");
+}
+
+/// Every check id in the library is asserted by a test above: a new check cannot land untested.
+#[test]
+fn every_check_id_is_tested() {
+    // File handles are checked beside the downloads they guard, in files.rs.
+    let source = [include_str!("check.rs"), include_str!("files.rs")].concat();
+    let id = regex::Regex::new(r#""([a-z0-9]+(?:-[a-z0-9]+)+)""#).unwrap();
+    let mut ids = std::collections::BTreeSet::new();
+    for area in ["src/check", "src/gateway", "src/manifest"] {
+        for entry in std::fs::read_dir(root().join(area)).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            ids.extend(id.captures_iter(&text).map(|c| c[1].to_string()));
+        }
+    }
+    assert!(ids.len() >= 40, "the scan found only {ids:?}");
+    let untested: Vec<&String> = ids
+        .iter()
+        .filter(|id| !source.contains(&format!("\"{id}\"")))
+        .collect();
+    assert!(
+        untested.is_empty(),
+        "check ids no test asserts: {untested:?}"
+    );
+}

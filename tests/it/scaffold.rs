@@ -1,0 +1,216 @@
+//! `cargo holon-test new`, then `cargo holon-test` in the new agent: the README's quick start,
+//! exactly, and the two mistakes the harness must then catch.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bin_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_cargo-holon-test"))
+        .parent()
+        .expect("bin dir")
+        .to_path_buf()
+}
+
+/// `cargo` with our freshly built `cargo-holon-test` first on the PATH, as an install would put it.
+fn cargo(dir: &Path) -> Command {
+    let path = std::env::join_paths(std::iter::once(bin_dir()).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
+    let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    c.current_dir(dir)
+        .env("PATH", path)
+        // One target folder for every run, so the agent's dependencies build once.
+        .env(
+            "CARGO_TARGET_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-target"),
+        )
+        .env("NO_COLOR", "1")
+        .env_remove("RUSTFLAGS");
+    c
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn failed_trials(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("test ")
+                .and_then(|l| l.strip_suffix(" ... FAILED"))
+        })
+        .map(|n| n.trim().to_string())
+        .collect()
+}
+
+#[test]
+fn a_new_agent_passes_its_own_tests_and_catches_drift() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let kit = env!("CARGO_MANIFEST_DIR");
+
+    let new = cargo(root.path())
+        .args(["holon-test", "new", "my-agent", "--kit-path", kit])
+        .output()
+        .expect("run new");
+    assert!(new.status.success(), "{}", text(&new));
+    assert!(
+        text(&new).contains("cd my-agent") && text(&new).contains("cargo holon-test"),
+        "{}",
+        text(&new)
+    );
+    let agent = root.path().join("my-agent");
+
+    let check = cargo(&agent)
+        .args(["holon-test", "check"])
+        .output()
+        .expect("run check");
+    assert!(check.status.success(), "{}", text(&check));
+    assert!(
+        text(&check).contains("accepted with 0 warnings"),
+        "{}",
+        text(&check)
+    );
+
+    let first = cargo(&agent)
+        .args(["holon-test"])
+        .output()
+        .expect("run cargo holon-test");
+    assert!(first.status.success(), "{}", text(&first));
+    let out = text(&first);
+    for trial in [
+        "function::a sentence",
+        "mcp::tools/list",
+        "mcp::a sentence",
+        "mcp::an empty text",
+        "function::no word long enough",
+    ] {
+        assert!(
+            out.contains(&format!("test {trial}")),
+            "missing {trial}:\n{out}"
+        );
+    }
+    assert!(out.contains("9 passed; 0 failed"), "{out}");
+
+    // The runtime takes the tool's name from the manifest it embeds, so a rebuilt server
+    // follows a rename. A server built before the rename (a stale deployment) does not, and
+    // the MCP pass must say so.
+    let stale = root.path().join("stale-server");
+    let built = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-target/debug/my-agent");
+    std::fs::copy(&built, &stale).expect("copy the server built from the original manifest");
+    let manifest = agent.join("holon.yaml");
+    let original = std::fs::read_to_string(&manifest).expect("read manifest");
+    std::fs::write(
+        &manifest,
+        original.replace("tool: my_agent", "tool: my_agent_v2"),
+    )
+    .expect("write");
+    let renamed = cargo(&agent)
+        .args(["holon-test", "--server-cmd"])
+        .arg(&stale)
+        .output()
+        .expect("run");
+    assert_eq!(renamed.status.code(), Some(101), "{}", text(&renamed));
+    // Every call names a tool the server does not have, so they fail too, each saying why.
+    assert!(
+        failed_trials(&renamed).contains(&"mcp::tools/list".to_string()),
+        "{}",
+        text(&renamed)
+    );
+    assert!(
+        text(&renamed).contains("unknown tool `my_agent_v2`"),
+        "{}",
+        text(&renamed)
+    );
+    assert!(
+        text(&renamed).contains("`runtime.tool` in the manifest is `my_agent_v2`"),
+        "{}",
+        text(&renamed)
+    );
+    let rebuilt = cargo(&agent).args(["holon-test"]).output().expect("run");
+    assert!(
+        rebuilt.status.success(),
+        "a rebuilt server follows the manifest:\n{}",
+        text(&rebuilt)
+    );
+
+    // An example output that no longer matches the code: both passes of that example fail.
+    std::fs::write(
+        &manifest,
+        original.replace(
+            "output: { words: 8, longest: examples }",
+            "output: { words: 9, longest: examples }",
+        ),
+    )
+    .expect("write");
+    let drifted = cargo(&agent).args(["holon-test"]).output().expect("run");
+    assert_eq!(drifted.status.code(), Some(101), "{}", text(&drifted));
+    let mut failed = failed_trials(&drifted);
+    failed.sort();
+    assert_eq!(
+        failed,
+        ["function::a sentence", "mcp::a sentence"],
+        "{}",
+        text(&drifted)
+    );
+    assert!(text(&drifted).contains(".words"), "{}", text(&drifted));
+}
+
+#[test]
+fn new_refuses_bad_names_and_existing_folders() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let bin = env!("CARGO_BIN_EXE_cargo-holon-test");
+    for bad in ["My_Agent", "x", "self", "agent-"] {
+        let out = Command::new(bin)
+            .current_dir(root.path())
+            .args(["new", bad])
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(1), "{bad}: {}", text(&out));
+        assert!(
+            text(&out).contains("is not a valid agent name"),
+            "{bad}: {}",
+            text(&out)
+        );
+    }
+    let taken = root.path().join("taken");
+    std::fs::create_dir(&taken).expect("mkdir");
+    std::fs::write(taken.join("notes.txt"), "mine").expect("write");
+    let out = Command::new(bin)
+        .current_dir(root.path())
+        .args(["new", "taken"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("already exists and is not empty"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(taken.join("notes.txt")).expect("kept"),
+        "mine"
+    );
+    assert_eq!(
+        std::fs::read_dir(&taken).expect("list").count(),
+        1,
+        "nothing was added"
+    );
+
+    let empty = root.path().join("empty");
+    std::fs::create_dir(&empty).expect("mkdir");
+    let out = Command::new(bin)
+        .current_dir(root.path())
+        .args(["new", "fine-name", "--path", "empty"])
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        empty.join("holon.yaml").is_file() && empty.join(".github/workflows/holon.yml").is_file()
+    );
+}
