@@ -11,7 +11,7 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
 use super::compare::json_eq;
-use super::process::{ServerProcess, ServerSpec, signal_group};
+use super::process::{self, ServerProcess, ServerSpec};
 use super::verdict::{self, Got};
 use crate::gateway::Gateway;
 use crate::manifest::{Example, Expect, Manifest};
@@ -67,6 +67,10 @@ impl Shared {
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
+        // Before the server exists: a Ctrl-C while it starts must stop it too, and a server
+        // started by a shell (`npm start`) is not the shell, so its death signal alone is not
+        // enough.
+        watch_signals(&runtime);
         let dir = self.manifest.dir();
         let server = ServerProcess::start(&self.spec, &dir, self.startup, |port| {
             runtime.block_on(async {
@@ -77,7 +81,6 @@ impl Shared {
         })
         .map_err(|e| format!("the server did not start: {}", e.message))?;
         let server = Arc::new(server);
-        watch_signals(&runtime, server.pgid());
         let client = runtime
             .block_on(async {
                 tokio::time::timeout(Duration::from_secs(10), connect(server.port)).await
@@ -163,23 +166,24 @@ async fn connect(port: u16) -> Result<Client, String> {
         .map_err(|e| e.to_string())
 }
 
-/// Ctrl-C or SIGTERM while the server runs: stop its whole group, then end as a signal would.
-fn watch_signals(runtime: &tokio::runtime::Runtime, pgid: i32) {
+/// Ctrl-C or SIGTERM while a server starts or runs: stop every server group, then end as the
+/// signal would have ended the process.
+fn watch_signals(runtime: &tokio::runtime::Runtime) {
+    use tokio::signal::unix::{SignalKind, signal};
+    // Registered here, not in the task, so they are in place before the server is spawned.
+    let _context = runtime.enter();
+    let (Ok(mut int), Ok(mut term)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return;
+    };
     runtime.spawn(async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) else {
-            return;
-        };
         let code = tokio::select! {
             _ = int.recv() => 130,
             _ = term.recv() => 143,
         };
-        signal_group(pgid, libc::SIGTERM);
-        std::thread::sleep(Duration::from_millis(200));
-        signal_group(pgid, libc::SIGKILL);
+        process::stop_all();
         std::process::exit(code);
     });
 }

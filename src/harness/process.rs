@@ -176,21 +176,45 @@ impl ServerProcess {
         }
         // Whatever is left of the group (a shell's children included) goes now.
         signal_group(self.pgid, libc::SIGKILL);
+        unregister(self.pgid);
         if let Ok(mut c) = self.child.lock() {
             let _ = c.kill();
             let _ = c.wait();
         }
-    }
-
-    /// The process group id, for signal handlers that must stop it without locks.
-    pub fn pgid(&self) -> i32 {
-        self.pgid
     }
 }
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// The process groups of the servers this process started and has not stopped yet, so that a
+/// signal handler can stop them all, whatever state their start is in.
+fn live_groups() -> &'static Mutex<Vec<i32>> {
+    static GROUPS: std::sync::OnceLock<Mutex<Vec<i32>>> = std::sync::OnceLock::new();
+    GROUPS.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+fn unregister(pgid: i32) {
+    if let Ok(mut groups) = live_groups().lock() {
+        groups.retain(|g| *g != pgid);
+    }
+}
+
+/// Stops every server group this process started and has not stopped yet: SIGTERM, a moment
+/// to exit cleanly, then SIGKILL. For the way out on Ctrl-C or SIGTERM.
+pub fn stop_all() {
+    let groups = live_groups().lock().map(|g| g.clone()).unwrap_or_default();
+    for pgid in &groups {
+        signal_group(*pgid, libc::SIGTERM);
+    }
+    if !groups.is_empty() {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    for pgid in &groups {
+        signal_group(*pgid, libc::SIGKILL);
     }
 }
 
@@ -248,6 +272,9 @@ fn spawn(spec: &ServerSpec, dir: &std::path::Path, port: u16) -> Result<ServerPr
         keep(err, output.clone());
     }
     let pgid = child.id() as i32;
+    if let Ok(mut groups) = live_groups().lock() {
+        groups.push(pgid);
+    }
     Ok(ServerProcess {
         child: Mutex::new(child),
         pgid,
