@@ -150,10 +150,12 @@ impl Shared {
     }
 
     fn unreachable(&self, live: &Live, what: &str) -> String {
-        match live.server.exit_status() {
-            Some(status) => {
-                format!("{what}\nthe server exited ({status}); gateway status: runtime_unavailable")
-            }
+        // The connection drops a moment before the process can be reaped: give its exit that
+        // moment to show, so the message names the cause rather than the client's error.
+        match live.server.wait_exit(Duration::from_millis(500)) {
+            Some(status) => format!(
+                "the server exited ({status}) before it answered\ngateway status: runtime_unavailable\n{what}"
+            ),
             None => format!("{what}\ngateway status: runtime_unavailable"),
         }
     }

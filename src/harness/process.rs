@@ -150,6 +150,22 @@ impl ServerProcess {
         self.child.lock().ok()?.try_wait().ok().flatten()
     }
 
+    /// The exit status, waiting up to `limit` for the server to exit.
+    pub fn wait_exit(&self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + limit;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            if let Some(status) = self.exit_status() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
+    }
+
     /// Stops the whole process group: SIGTERM, then SIGKILL after two seconds. Idempotent.
     pub fn stop(&self) {
         let Ok(mut stopped) = self.stopped.lock() else {
