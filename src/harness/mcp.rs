@@ -62,15 +62,17 @@ impl Shared {
     }
 
     fn start(&self) -> Result<Live, String> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+        // The trial's own thread drives the client (rmcp's tasks, reqwest, the socket), so a
+        // call crosses no thread on this side: each crossing is a wake-up, the slowest part
+        // of a call on a busy machine.
+        let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
         // Before the server exists: a Ctrl-C while it starts must stop it too, and a server
         // started by a shell (`npm start`) is not the shell, so its death signal alone is not
         // enough.
-        watch_signals(&runtime);
+        watch_signals();
         let dir = self.manifest.dir();
         let server = ServerProcess::start(&self.spec, &dir, self.startup, |port| {
             runtime.block_on(async {
@@ -169,24 +171,42 @@ async fn connect(port: u16) -> Result<Client, String> {
 }
 
 /// Ctrl-C or SIGTERM while a server starts or runs: stop every server group, then end as the
-/// signal would have ended the process.
-fn watch_signals(runtime: &tokio::runtime::Runtime) {
-    use tokio::signal::unix::{SignalKind, signal};
-    // Registered here, not in the task, so they are in place before the server is spawned.
-    let _context = runtime.enter();
-    let (Ok(mut int), Ok(mut term)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-    ) else {
-        return;
-    };
-    runtime.spawn(async move {
-        let code = tokio::select! {
-            _ = int.recv() => 130,
-            _ = term.recv() => 143,
-        };
-        process::stop_all();
-        std::process::exit(code);
+/// signal would have ended the process. On a thread of its own, once per process: the client's
+/// runtime only runs while a trial waits on it. Returns once the handlers are in place.
+fn watch_signals() {
+    static WATCHING: OnceLock<()> = OnceLock::new();
+    WATCHING.get_or_init(|| {
+        let (ready, registered) = std::sync::mpsc::channel::<()>();
+        let spawned = std::thread::Builder::new()
+            .name("holon-signals".into())
+            .spawn(move || {
+                use tokio::signal::unix::{SignalKind, signal};
+                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                runtime.block_on(async move {
+                    let (Ok(mut int), Ok(mut term)) = (
+                        signal(SignalKind::interrupt()),
+                        signal(SignalKind::terminate()),
+                    ) else {
+                        return;
+                    };
+                    let _ = ready.send(());
+                    let code = tokio::select! {
+                        _ = int.recv() => 130,
+                        _ = term.recv() => 143,
+                    };
+                    process::stop_all();
+                    std::process::exit(code);
+                });
+            });
+        // Without the thread (or its handlers) a signal keeps its default action.
+        if spawned.is_ok() {
+            let _ = registered.recv();
+        }
     });
 }
 
