@@ -219,9 +219,19 @@ fn unregister(pgid: i32) {
     }
 }
 
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether [`stop_all`] was called: the process is about to end with the exit code its caller
+/// chose, which a run finishing meanwhile must not replace with its own.
+pub fn stopping() -> bool {
+    STOPPING.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Stops every server group this process started and has not stopped yet: SIGTERM, a moment
-/// to exit cleanly, then SIGKILL. For the way out on Ctrl-C or SIGTERM.
+/// to exit cleanly, then SIGKILL. For the way out on Ctrl-C, SIGTERM or the watchdog, whose
+/// caller ends the process next.
 pub fn stop_all() {
+    STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
     let groups = live_groups().lock().map(|g| g.clone()).unwrap_or_default();
     for pgid in &groups {
         signal_group(*pgid, libc::SIGTERM);

@@ -420,7 +420,15 @@ fn broken_rust_agent_fails_in_both_passes_naming_each_defect() {
     let marker = Marker::new();
     let mut command = Command::new(CLI);
     command
-        .args(["holon-test", "--", "--format", "json"])
+        // That one ends the run on purpose: see the next test.
+        .args([
+            "holon-test",
+            "--",
+            "--format",
+            "json",
+            "--skip",
+            "never returns",
+        ])
         .current_dir(root().join("tests/fixtures/agents/broken-agent"));
     let run = marker.spawn(&mut command).finish(CARGO_LIMIT);
     let crashed =
@@ -480,6 +488,13 @@ fn broken_rust_agent_fails_in_both_passes_naming_each_defect() {
                 "gateway status: timeout",
             ],
         ),
+        (
+            "a function that blocks its thread past timeout_s",
+            &[
+                "`runtime.limits.timeout_s` (1 s)",
+                "gateway status: timeout",
+            ],
+        ),
     ];
     let mut expected = Vec::new();
     for (example, needles) in defects {
@@ -492,6 +507,29 @@ fn broken_rust_agent_fails_in_both_passes_naming_each_defect() {
     let passed = run.trials().values().filter(|t| t.is_ok()).count();
     // Three good examples and the floats, in both passes, and `mcp::tools/list`.
     assert_eq!(passed, 9, "{run}");
+    marker.assert_none_left();
+}
+
+#[test]
+fn a_function_that_never_returns_ends_the_run_naming_it() {
+    let marker = Marker::new();
+    let mut command = Command::new(CLI);
+    command
+        .args([
+            "holon-test",
+            "--",
+            "--exact",
+            "function::a function that never returns",
+        ])
+        .current_dir(root().join("tests/fixtures/agents/broken-agent"));
+    let run = marker.spawn(&mut command).finish(CARGO_LIMIT);
+    run.expect_code(101);
+    assert!(
+        run.stderr.contains(
+            "`function::a function that never returns` has not returned 6 s after it started, past `runtime.limits.timeout_s` (1 s): the agent function blocks its thread"
+        ),
+        "{run}"
+    );
     marker.assert_none_left();
 }
 
