@@ -7,6 +7,7 @@ use std::time::Duration;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
@@ -164,10 +165,27 @@ impl Shared {
 }
 
 async fn connect(port: u16) -> Result<Client, String> {
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    ().serve(StreamableHttpClientTransport::from_uri(url))
-        .await
-        .map_err(|e| e.to_string())
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(format!("http://127.0.0.1:{port}/mcp"));
+    ().serve(StreamableHttpClientTransport::with_client(
+        http_client()?,
+        config,
+    ))
+    .await
+    .map_err(|e| e.to_string())
+}
+
+/// rmcp's default client opens a connection for every request (it turns pooling off against a
+/// delayed-ACK stall that `TCP_NODELAY` avoids), which on loopback costs more than the server's
+/// own work: this one keeps the connection. It never goes through a proxy (the server is on
+/// loopback, whatever `HTTP_PROXY` says) and follows no redirect.
+fn http_client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
 
 /// Ctrl-C or SIGTERM while a server starts or runs: stop every server group, then end as the
