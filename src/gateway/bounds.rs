@@ -55,15 +55,33 @@ impl BoundError {
 }
 
 /// Checks the three bounds on a payload, with an explicit stack: a hostile payload cannot
-/// overflow ours.
+/// overflow ours. Nothing is allocated but the stack: the pointer is written only for an error,
+/// from the segments the stack keeps (every call of both passes goes through here).
 pub fn check(value: &Value) -> Result<(), BoundError> {
-    // Each frame is a container being walked: its children and its depth.
+    // Each frame is a container being walked: how it was reached, and its children.
     enum Children<'a> {
         Array(std::iter::Enumerate<std::slice::Iter<'a, Value>>),
         Object(serde_json::map::Iter<'a>),
     }
+    #[derive(Clone, Copy)]
+    enum Segment<'a> {
+        Index(usize),
+        Key(&'a str),
+    }
+    fn pointer(frames: &[(Option<Segment>, Children)], last: Segment) -> String {
+        let mut out = String::new();
+        let segments = frames.iter().filter_map(|(s, _)| *s).chain([last]);
+        for segment in segments {
+            out.push('/');
+            match segment {
+                Segment::Index(i) => out.push_str(&i.to_string()),
+                Segment::Key(k) => out.push_str(&escape(k)),
+            }
+        }
+        out
+    }
     let mut count = 1usize;
-    let mut stack: Vec<(Children, String)> = Vec::new();
+    let mut stack: Vec<(Option<Segment>, Children)> = Vec::new();
     match value {
         Value::Array(a) if a.len() > MAX_ARRAY_LEN => {
             return Err(BoundError::ArrayTooLong {
@@ -71,18 +89,18 @@ pub fn check(value: &Value) -> Result<(), BoundError> {
                 len: a.len(),
             });
         }
-        Value::Array(a) => stack.push((Children::Array(a.iter().enumerate()), String::new())),
-        Value::Object(o) => stack.push((Children::Object(o.iter()), String::new())),
+        Value::Array(a) => stack.push((None, Children::Array(a.iter().enumerate()))),
+        Value::Object(o) => stack.push((None, Children::Object(o.iter()))),
         _ => return Ok(()),
     }
     loop {
         let depth = stack.len();
-        let Some((children, base)) = stack.last_mut() else {
+        let Some((_, children)) = stack.last_mut() else {
             break;
         };
         let next = match children {
-            Children::Array(it) => it.next().map(|(i, v)| (i.to_string(), v)),
-            Children::Object(it) => it.next().map(|(k, v)| (escape(k), v)),
+            Children::Array(it) => it.next().map(|(i, v)| (Segment::Index(i), v)),
+            Children::Object(it) => it.next().map(|(k, v)| (Segment::Key(k.as_str()), v)),
         };
         let Some((segment, child)) = next else {
             stack.pop();
@@ -91,31 +109,31 @@ pub fn check(value: &Value) -> Result<(), BoundError> {
         count += 1;
         if count > MAX_VALUES {
             return Err(BoundError::TooManyValues {
-                pointer: format!("{base}/{segment}"),
+                pointer: pointer(&stack, segment),
             });
         }
-        let base = base.clone();
-        let pointer = || format!("{base}/{segment}");
         match child {
             Value::Array(a) => {
                 if depth + 1 > MAX_DEPTH {
-                    return Err(BoundError::TooDeep { pointer: pointer() });
+                    return Err(BoundError::TooDeep {
+                        pointer: pointer(&stack, segment),
+                    });
                 }
                 if a.len() > MAX_ARRAY_LEN {
                     return Err(BoundError::ArrayTooLong {
-                        pointer: pointer(),
+                        pointer: pointer(&stack, segment),
                         len: a.len(),
                     });
                 }
-                let p = pointer();
-                stack.push((Children::Array(a.iter().enumerate()), p));
+                stack.push((Some(segment), Children::Array(a.iter().enumerate())));
             }
             Value::Object(o) => {
                 if depth + 1 > MAX_DEPTH {
-                    return Err(BoundError::TooDeep { pointer: pointer() });
+                    return Err(BoundError::TooDeep {
+                        pointer: pointer(&stack, segment),
+                    });
                 }
-                let p = pointer();
-                stack.push((Children::Object(o.iter()), p));
+                stack.push((Some(segment), Children::Object(o.iter())));
             }
             _ => {}
         }
@@ -171,6 +189,13 @@ mod tests {
         assert_eq!(check(&make(MAX_VALUES)), Ok(()));
         let err = check(&make(MAX_VALUES + 1)).unwrap_err();
         assert_eq!(err.check_id(), "payload-too-many-values");
+    }
+
+    #[test]
+    fn the_pointer_names_keys_and_indices_on_the_way() {
+        let long = vec![0; MAX_ARRAY_LEN + 1];
+        let err = check(&json!({"x": 1, "a": [{"b~": [0, long]}]})).unwrap_err();
+        assert_eq!(err.pointer(), "/a/0/b~0/1");
     }
 
     #[test]
