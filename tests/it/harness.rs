@@ -32,7 +32,7 @@ fn root() -> &'static Path {
 // ---------------------------------------------------------------------------------------------
 // The Python server, through `--server-cmd`.
 
-/// `MODE`'s that are not defects: the server is word-stats, exactly.
+/// The trials of a `--server-cmd` run on word-stats' manifest (there is no function pass).
 const PASSING: &[&str] = &[
     "mcp::tools/list",
     "mcp::a short article",
