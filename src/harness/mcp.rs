@@ -7,11 +7,12 @@ use std::time::Duration;
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
 use super::compare::json_eq;
-use super::process::{ServerProcess, ServerSpec, signal_group};
+use super::process::{self, ServerProcess, ServerSpec};
 use super::verdict::{self, Got};
 use crate::gateway::Gateway;
 use crate::manifest::{Example, Expect, Manifest};
@@ -63,11 +64,17 @@ impl Shared {
     }
 
     fn start(&self) -> Result<Live, String> {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+        // The trial's own thread drives the client (rmcp's tasks, reqwest, the socket), so a
+        // call crosses no thread on this side: each crossing is a wake-up, the slowest part
+        // of a call on a busy machine.
+        let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
+        // Before the server exists: a Ctrl-C while it starts must stop it too, and a server
+        // started by a shell (`npm start`) is not the shell, so its death signal alone is not
+        // enough.
+        watch_signals();
         let dir = self.manifest.dir();
         let server = ServerProcess::start(&self.spec, &dir, self.startup, |port| {
             runtime.block_on(async {
@@ -81,7 +88,6 @@ impl Shared {
         let files = runtime
             .block_on(super::files::FileServer::start(dir.join("files")))
             .map_err(|e| format!("cannot start the test file server: {e}"))?;
-        watch_signals(&runtime, server.pgid());
         let client = runtime
             .block_on(async {
                 tokio::time::timeout(Duration::from_secs(10), connect(server.port)).await
@@ -156,40 +162,78 @@ impl Shared {
     }
 
     fn unreachable(&self, live: &Live, what: &str) -> String {
-        match live.server.exit_status() {
-            Some(status) => {
-                format!("{what}\nthe server exited ({status}); gateway status: runtime_unavailable")
-            }
+        // The connection drops a moment before the process can be reaped: give its exit that
+        // moment to show, so the message names the cause rather than the client's error.
+        match live.server.wait_exit(Duration::from_millis(500)) {
+            Some(status) => format!(
+                "the server exited ({status}) before it answered\ngateway status: runtime_unavailable\n{what}"
+            ),
             None => format!("{what}\ngateway status: runtime_unavailable"),
         }
     }
 }
 
 async fn connect(port: u16) -> Result<Client, String> {
-    let url = format!("http://127.0.0.1:{port}/mcp");
-    ().serve(StreamableHttpClientTransport::from_uri(url))
-        .await
-        .map_err(|e| e.to_string())
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(format!("http://127.0.0.1:{port}/mcp"));
+    ().serve(StreamableHttpClientTransport::with_client(
+        http_client()?,
+        config,
+    ))
+    .await
+    .map_err(|e| e.to_string())
 }
 
-/// Ctrl-C or SIGTERM while the server runs: stop its whole group, then end as a signal would.
-fn watch_signals(runtime: &tokio::runtime::Runtime, pgid: i32) {
-    runtime.spawn(async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let (Ok(mut int), Ok(mut term)) = (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) else {
-            return;
-        };
-        let code = tokio::select! {
-            _ = int.recv() => 130,
-            _ = term.recv() => 143,
-        };
-        signal_group(pgid, libc::SIGTERM);
-        std::thread::sleep(Duration::from_millis(200));
-        signal_group(pgid, libc::SIGKILL);
-        std::process::exit(code);
+/// rmcp's default client opens a connection for every request (it turns pooling off against a
+/// delayed-ACK stall that `TCP_NODELAY` avoids), which on loopback costs more than the server's
+/// own work: this one keeps the connection. It never goes through a proxy (the server is on
+/// loopback, whatever `HTTP_PROXY` says) and follows no redirect.
+fn http_client() -> Result<reqwest::Client, String> {
+    reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
+/// Ctrl-C or SIGTERM while a server starts or runs: stop every server group, then end as the
+/// signal would have ended the process. On a thread of its own, once per process: the client's
+/// runtime only runs while a trial waits on it. Returns once the handlers are in place.
+fn watch_signals() {
+    static WATCHING: OnceLock<()> = OnceLock::new();
+    WATCHING.get_or_init(|| {
+        let (ready, registered) = std::sync::mpsc::channel::<()>();
+        let spawned = std::thread::Builder::new()
+            .name("holon-signals".into())
+            .spawn(move || {
+                use tokio::signal::unix::{SignalKind, signal};
+                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                runtime.block_on(async move {
+                    let (Ok(mut int), Ok(mut term)) = (
+                        signal(SignalKind::interrupt()),
+                        signal(SignalKind::terminate()),
+                    ) else {
+                        return;
+                    };
+                    let _ = ready.send(());
+                    let code = tokio::select! {
+                        _ = int.recv() => 130,
+                        _ = term.recv() => 143,
+                    };
+                    process::stop_all();
+                    std::process::exit(code);
+                });
+            });
+        // Without the thread (or its handlers) a signal keeps its default action.
+        if spawned.is_ok() {
+            let _ = registered.recv();
+        }
     });
 }
 

@@ -4,13 +4,14 @@
 
 mod compare;
 mod files;
+mod function;
 mod mcp;
 mod process;
 mod verdict;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -22,8 +23,7 @@ pub use verdict::{Got, failure_status, judge};
 
 use crate::check;
 use crate::gateway::Gateway;
-use crate::manifest::Manifest;
-use crate::runtime::{Agent, Answer, Ctx, Runner};
+use crate::runtime::Agent;
 
 /// Exit code when the manifest is refused or the harness cannot run.
 pub const EXIT_REFUSED: u8 = 1;
@@ -121,7 +121,7 @@ impl Harness {
         };
         let mut trials = Vec::new();
         if let Some(agent) = &self.agent {
-            trials.extend(function_trials(&manifest, agent.clone()));
+            trials.extend(function::trials(&manifest, agent.clone()));
         }
         let shared = self.server.as_ref().map(|spec| {
             Arc::new(mcp::Shared::new(
@@ -144,6 +144,13 @@ impl Harness {
             }
         }
         let conclusion = libtest_mimic::run(args, trials);
+        if process::stopping() {
+            // A signal or the watchdog is ending the process with its own code (130, 143,
+            // 101): servers stopping under it made the trials end early, not pass or fail.
+            loop {
+                std::thread::park();
+            }
+        }
         if let Some(shared) = &shared
             && let Some(output) = shared.stop()
             && conclusion.has_failed()
@@ -156,52 +163,6 @@ impl Harness {
             0
         }
     }
-}
-
-fn function_trials(manifest: &Arc<Manifest>, agent: Arc<dyn Agent>) -> Vec<Trial> {
-    let runner = match Runner::new(manifest.clone(), agent) {
-        Ok(r) => Arc::new(r),
-        Err(e) => return vec![Trial::test("function::setup", move || Err(Failed::from(e)))],
-    };
-    manifest
-        .examples
-        .iter()
-        .map(|example| {
-            let (runner, example) = (runner.clone(), example.clone());
-            Trial::test(format!("function::{}", example.name), move || {
-                function_trial(&runner, &example).map_err(Failed::from)
-            })
-        })
-        .collect()
-}
-
-fn function_trial(runner: &Runner, example: &crate::manifest::Example) -> Result<(), String> {
-    let runtime = function_runtime()?;
-    // The function pass reads `holon://files/NAME` straight from `files/NAME`.
-    let ctx = Ctx::with_files_dir(runner.manifest().dir().join("files"));
-    let answer = runtime.block_on(runner.run(example.input.clone(), ctx));
-    let got = match answer {
-        Answer::Output(v) => Got::Output(v),
-        Answer::Error { code, message } => Got::Failed {
-            code: Some(code),
-            message,
-        },
-    };
-    judge(runner.manifest(), runner.gateway(), example, got)
-}
-
-fn function_runtime() -> Result<&'static tokio::runtime::Runtime, String> {
-    static RUNTIME: OnceLock<Result<tokio::runtime::Runtime, String>> = OnceLock::new();
-    RUNTIME
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(|e| format!("cannot start a tokio runtime: {e}"))
 }
 
 fn use_color(args: &Arguments) -> bool {

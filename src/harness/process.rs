@@ -150,6 +150,22 @@ impl ServerProcess {
         self.child.lock().ok()?.try_wait().ok().flatten()
     }
 
+    /// The exit status, waiting up to `limit` for the server to exit.
+    pub fn wait_exit(&self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + limit;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            if let Some(status) = self.exit_status() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
+    }
+
     /// Stops the whole process group: SIGTERM, then SIGKILL after two seconds. Idempotent.
     pub fn stop(&self) {
         let Ok(mut stopped) = self.stopped.lock() else {
@@ -176,21 +192,55 @@ impl ServerProcess {
         }
         // Whatever is left of the group (a shell's children included) goes now.
         signal_group(self.pgid, libc::SIGKILL);
+        unregister(self.pgid);
         if let Ok(mut c) = self.child.lock() {
             let _ = c.kill();
             let _ = c.wait();
         }
-    }
-
-    /// The process group id, for signal handlers that must stop it without locks.
-    pub fn pgid(&self) -> i32 {
-        self.pgid
     }
 }
 
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// The process groups of the servers this process started and has not stopped yet, so that a
+/// signal handler can stop them all, whatever state their start is in.
+fn live_groups() -> &'static Mutex<Vec<i32>> {
+    static GROUPS: std::sync::OnceLock<Mutex<Vec<i32>>> = std::sync::OnceLock::new();
+    GROUPS.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+fn unregister(pgid: i32) {
+    if let Ok(mut groups) = live_groups().lock() {
+        groups.retain(|g| *g != pgid);
+    }
+}
+
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether [`stop_all`] was called: the process is about to end with the exit code its caller
+/// chose, which a run finishing meanwhile must not replace with its own.
+pub fn stopping() -> bool {
+    STOPPING.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Stops every server group this process started and has not stopped yet: SIGTERM, a moment
+/// to exit cleanly, then SIGKILL. For the way out on Ctrl-C, SIGTERM or the watchdog, whose
+/// caller ends the process next.
+pub fn stop_all() {
+    STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
+    let groups = live_groups().lock().map(|g| g.clone()).unwrap_or_default();
+    for pgid in &groups {
+        signal_group(*pgid, libc::SIGTERM);
+    }
+    if !groups.is_empty() {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    for pgid in &groups {
+        signal_group(*pgid, libc::SIGKILL);
     }
 }
 
@@ -248,6 +298,9 @@ fn spawn(spec: &ServerSpec, dir: &std::path::Path, port: u16) -> Result<ServerPr
         keep(err, output.clone());
     }
     let pgid = child.id() as i32;
+    if let Ok(mut groups) = live_groups().lock() {
+        groups.push(pgid);
+    }
     Ok(ServerProcess {
         child: Mutex::new(child),
         pgid,

@@ -106,11 +106,14 @@ pub fn judge(
                 Expect::Output(_) => "an output".to_string(),
                 Expect::Error(want) => format!("the declared failure `{want}`"),
             };
-            let cause = match &status {
-                Status::AgentCrashed => {
+            let cause = match (&code, &status) {
+                (None, _) => {
+                    " (a failure must carry `structuredContent: {error: {code, message}}` with a declared code)"
+                }
+                (_, Status::AgentCrashed) => {
                     " (a panic or an error that is not `ctx.fail` with a declared code)"
                 }
-                Status::AgentError => " (not declared in `interface.errors`)",
+                (_, Status::AgentError) => " (not declared in `interface.errors`)",
                 _ => "",
             };
             Err(format!(

@@ -1,9 +1,10 @@
 //! The integration tests, in one binary: the real `cargo-holon-test` on fixture manifests and
-//! real agent crates, properties of the checks on arbitrary text, and the runtime against the
-//! official MCP SDKs and every bad input.
+//! real agent crates, the runtime against official MCP clients, and properties of the checks on
+//! arbitrary text.
 
 mod check;
 mod files;
+mod harness;
 mod properties;
 mod runtime;
 mod scaffold;

@@ -1,0 +1,905 @@
+//! The harness, proven on deliberately broken agents and servers: each defect is caught by the
+//! right trial with a message naming its cause, the other trials pass, the harness speaks
+//! libtest's arguments (and nextest's protocol), and no process outlives a run.
+//!
+//! Servers: tests/fixtures/servers/py_server.py (the official Python MCP SDK, one defect per
+//! `MODE`, through `--server-cmd`) and tests/fixtures/agents/broken-agent (a Rust agent with one
+//! defect per example, through `cargo holon-test`). Every process a test starts carries a
+//! unique `HOLON_TEST_MARKER` in its environment; after the run none may be left, and all are
+//! killed when the test ends, pass or fail.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const CLI: &str = env!("CARGO_BIN_EXE_cargo-holon-test");
+
+/// Long enough for a cold nested `cargo build` on a busy two-core machine; only a hang gets there.
+const CARGO_LIMIT: Duration = Duration::from_secs(900);
+/// A `--server-cmd` run of the Python server takes a few seconds.
+const RUN_LIMIT: Duration = Duration::from_secs(60);
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Python server, through `--server-cmd`.
+
+/// The trials of a `--server-cmd` run on word-stats' manifest (there is no function pass).
+const PASSING: &[&str] = &[
+    "mcp::tools/list",
+    "mcp::a short article",
+    "mcp::an empty document",
+];
+
+#[test]
+fn python_sdk_server_passes() {
+    let run = Py::new("ok").run();
+    run.expect_code(0);
+    let trials = run.trials();
+    assert_eq!(trials.len(), 3, "{run}");
+    for name in PASSING {
+        assert_eq!(trials.get(*name), Some(&Ok(())), "`{name}`\n{run}");
+    }
+}
+
+#[test]
+fn whole_numbers_as_floats_pass() {
+    // `11.0` for `11`: the same JSON number, so not a defect.
+    Py::new("float-integers").run().expect_failed(&[]);
+}
+
+#[test]
+fn tool_renamed_in_the_server() {
+    Py::new("renamed-tool").run().expect_failed(&[(
+        "mcp::tools/list",
+        &[
+            "tool is named `word_stat`",
+            "`runtime.tool` in the manifest is `word_stats`",
+        ],
+    )]);
+}
+
+#[test]
+fn two_tools() {
+    Py::new("two-tools").run().expect_failed(&[(
+        "mcp::tools/list",
+        &["lists 2 tools (`word_stats`, `char_count`)", "exactly one"],
+    )]);
+}
+
+#[test]
+fn output_as_text_only() {
+    Py::new("text-only").run().expect_failed(&[(
+        "mcp::a short article",
+        &[
+            "only text content and no `structuredContent`",
+            "gateway status: invalid_output",
+        ],
+    )]);
+}
+
+#[test]
+fn an_extra_field() {
+    Py::new("extra-field").run().expect_failed(&[(
+        "mcp::a short article",
+        &[
+            "the output differs from the example",
+            "path \".extra\"",
+            "`interface.output` refuses `/extra`",
+            "gateway status: invalid_output",
+        ],
+    )]);
+}
+
+#[test]
+fn a_number_as_a_string() {
+    Py::new("number-as-string").run().expect_failed(&[(
+        "mcp::a short article",
+        &[
+            "the output differs from the example",
+            "path \".words\"",
+            "\"11\"",
+            "gateway status: invalid_output",
+        ],
+    )]);
+}
+
+#[test]
+fn a_rounded_value() {
+    Py::new("rounded").run().expect_failed(&[(
+        "mcp::a short article",
+        &[
+            "the output differs from the example",
+            "path \".reading_time_s\"",
+            "2.9",
+        ],
+    )]);
+}
+
+#[test]
+fn an_error_result_without_a_code() {
+    Py::new("crash").run().expect_failed(&[(
+        "mcp::an empty document",
+        &[
+            "expected the declared failure `empty_text`",
+            "no `structuredContent.error.code`",
+            "IndexError",
+            "gateway status: agent_error",
+        ],
+    )]);
+}
+
+#[test]
+fn the_wrong_code() {
+    Py::new("wrong-code").run().expect_failed(&[(
+        "mcp::an empty document",
+        &[
+            "expected the declared failure `empty_text`",
+            "the undeclared code `no_words`",
+            "gateway status: agent_error",
+        ],
+    )]);
+}
+
+#[test]
+fn a_json_rpc_error() {
+    Py::new("jsonrpc-error").run().expect_failed(&[(
+        "mcp::an empty document",
+        &[
+            "JSON-RPC error (-32602: the text is empty or only whitespace)",
+            "`isError: true`",
+            "gateway status: agent_error",
+        ],
+    )]);
+}
+
+#[test]
+fn a_call_that_hangs_past_timeout_s() {
+    let started = Instant::now();
+    let run = Py::new("hang").manifest("word-stats-timeout-1s.yaml").run();
+    run.expect_failed(&[(
+        "mcp::a short article",
+        &[
+            "no answer within `runtime.limits.timeout_s` (1 s)",
+            "gateway status: timeout",
+        ],
+    )]);
+    // The call is given up on, not waited for: 1 s and a grace, not the server's hour.
+    assert!(started.elapsed() < Duration::from_secs(30), "{run}");
+}
+
+#[test]
+fn a_server_that_exits_mid_run() {
+    // One trial at a time, so the first call is the article's and the order is known.
+    let run = Py::new("exit-mid-run")
+        .libtest(&["--test-threads", "1"])
+        .run();
+    run.expect_failed(&[
+        (
+            "mcp::a short article",
+            &[
+                "the server exited (exit status: 4) before it answered",
+                "gateway status: runtime_unavailable",
+            ],
+        ),
+        (
+            "mcp::an empty document",
+            &[
+                "the server exited earlier in the run (exit status: 4)",
+                "gateway status: runtime_unavailable",
+            ],
+        ),
+    ]);
+}
+
+#[test]
+fn a_server_that_never_listens() {
+    let run = Py::new("never-listen")
+        .args(&["--startup-timeout", "1"])
+        .run();
+    let cause: &[&str] = &[
+        "the server did not start",
+        "did not answer an MCP `initialize`",
+    ];
+    run.expect_failed(&[
+        ("mcp::tools/list", cause),
+        ("mcp::a short article", cause),
+        ("mcp::an empty document", cause),
+    ]);
+}
+
+#[test]
+fn a_server_that_dies_at_start_shows_its_stderr() {
+    let cause: &[&str] = &[
+        "the server exited before it answered (exit status: 3)",
+        "py_server: cannot load the word list (deliberate failure at start)",
+    ];
+    Py::new("die-at-start").run().expect_failed(&[
+        ("mcp::tools/list", cause),
+        ("mcp::a short article", cause),
+        ("mcp::an empty document", cause),
+    ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signals: Ctrl-C or SIGTERM to the harness stops the server, even one a shell started.
+
+#[test]
+fn sigint_mid_call_stops_the_server() {
+    // The hanging call is the article's; the manifest's 30 s keeps it hanging.
+    let py = Py::new("hang")
+        .libtest(&["--test-threads", "1", "--format", "pretty"])
+        .grandchild();
+    let mut running = py.spawn();
+    running.wait_for("the article's call to start", RUN_LIMIT, |r| {
+        r.stdout().contains("test mcp::a short article")
+    });
+    running.signal(libc::SIGINT);
+    let run = running.finish(RUN_LIMIT);
+    assert_eq!(run.status.code(), Some(130), "{run}");
+    py.marker.assert_none_left();
+}
+
+#[test]
+fn sigterm_while_the_server_starts_stops_it() {
+    // The server is a shell's child (`npm start` is): the shell's death signal is not its own.
+    let py = Py::new("never-listen").grandchild();
+    let mut running = py.spawn();
+    running.wait_for("the server to be started", RUN_LIMIT, |_| {
+        py.marker.processes().iter().any(|(_, cmd)| {
+            cmd.split(' ')
+                .next()
+                .is_some_and(|argv0| argv0.ends_with("python3"))
+        })
+    });
+    running.signal(libc::SIGTERM);
+    let run = running.finish(RUN_LIMIT);
+    assert_eq!(run.status.code(), Some(143), "{run}");
+    py.marker.assert_none_left();
+}
+
+// ---------------------------------------------------------------------------------------------
+// libtest's arguments, through `--server-cmd` and through `cargo holon-test`, and nextest.
+
+#[test]
+fn list_prints_every_trial_and_starts_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let evidence = dir.path().join("started");
+    let marker = Marker::new();
+    let mut command = Command::new(CLI);
+    command
+        .arg("--manifest")
+        .arg(root().join("tests/fixtures/harness/word-stats.yaml"))
+        .arg("--server-cmd")
+        .arg(format!("touch '{}'", evidence.display()))
+        .args(["--", "--list"]);
+    let run = marker.spawn(&mut command).finish(RUN_LIMIT);
+    run.expect_code(0);
+    assert_eq!(
+        run.stdout.lines().collect::<Vec<_>>(),
+        [
+            "mcp::tools/list: test",
+            "mcp::a short article: test",
+            "mcp::an empty document: test"
+        ],
+        "{run}"
+    );
+    assert!(!evidence.exists(), "`--list` started the server\n{run}");
+    marker.assert_none_left();
+}
+
+#[test]
+fn a_filter_runs_only_what_it_names() {
+    let run = Py::new("ok").libtest(&["article"]).run();
+    run.expect_code(0);
+    assert_eq!(
+        run.trials().into_keys().collect::<Vec<_>>(),
+        ["mcp::a short article"],
+        "{run}"
+    );
+    let summary = run.summary();
+    assert_eq!(summary["filtered_out"], 2, "{run}");
+    assert_eq!(summary["passed"], 1, "{run}");
+}
+
+#[test]
+fn exact_runs_one_trial_in_libtest_s_own_words() {
+    let run = Py::new("ok")
+        .libtest(&["--exact", "mcp::tools/list", "--format", "pretty"])
+        .run();
+    run.expect_code(0);
+    assert!(run.stdout.contains("running 1 test\n"), "{run}");
+    assert!(run.stdout.contains("test mcp::tools/list ... ok"), "{run}");
+    assert!(
+        run.stdout
+            .contains("test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 2 filtered out"),
+        "{run}"
+    );
+}
+
+#[test]
+fn a_failure_is_reported_in_libtest_s_own_words() {
+    let run = Py::new("two-tools")
+        .libtest(&["--format", "pretty", "--color", "never"])
+        .run();
+    run.expect_code(101);
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("test mcp::tools/list ") && l.ends_with("... FAILED")),
+        "{run}"
+    );
+    assert!(
+        run.stdout
+            .contains("---- mcp::tools/list ----\nthe server lists 2 tools"),
+        "{run}"
+    );
+    assert!(
+        run.stdout
+            .contains("test result: FAILED. 2 passed; 1 failed;"),
+        "{run}"
+    );
+    // The server's own output, to read beside the failure.
+    assert!(
+        run.stderr
+            .contains("py_server (two-tools): listening on http://127.0.0.1:"),
+        "{run}"
+    );
+}
+
+#[test]
+fn cargo_holon_test_passes_libtest_arguments_through() {
+    let marker = Marker::new();
+    let mut command = Command::new(CLI);
+    command
+        .args(["holon-test", "--", "--exact", "function::a short article"])
+        .current_dir(root().join("examples/word-stats"));
+    let run = marker.spawn(&mut command).finish(CARGO_LIMIT);
+    run.expect_code(0);
+    assert!(
+        run.stdout.contains("test function::a short article ... ok"),
+        "{run}"
+    );
+    assert!(
+        run.stdout
+            .contains("1 passed; 0 failed; 0 ignored; 0 measured; 4 filtered out"),
+        "{run}"
+    );
+    marker.assert_none_left();
+}
+
+#[test]
+fn nextest_runs_each_trial_in_its_own_process() {
+    let marker = Marker::new();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .args([
+            "nextest",
+            "run",
+            "-p",
+            "word-stats",
+            "--test",
+            "holon",
+            "--no-fail-fast",
+            "--color",
+            "never",
+            "mcp::",
+        ])
+        .current_dir(root());
+    let run = marker.spawn(&mut command).finish(CARGO_LIMIT);
+    run.expect_code(0);
+    // nextest reports on stderr: one PASS line per trial, each run in a process of its own
+    // that starts (and stops) its own server.
+    for name in PASSING {
+        assert!(
+            run.stderr
+                .lines()
+                .any(|l| l.contains("PASS") && l.trim_end().ends_with(name)),
+            "no PASS for `{name}`\n{run}"
+        );
+    }
+    assert!(run.stderr.contains("3 tests run: 3 passed"), "{run}");
+    assert!(run.stderr.contains("2 skipped"), "{run}");
+    marker.assert_none_left();
+}
+
+// ---------------------------------------------------------------------------------------------
+// A Rust agent with one defect per example, through `cargo holon-test`: both passes catch each.
+
+#[test]
+fn broken_rust_agent_fails_in_both_passes_naming_each_defect() {
+    let marker = Marker::new();
+    let mut command = Command::new(CLI);
+    command
+        // That one ends the run on purpose: see the next test.
+        .args([
+            "holon-test",
+            "--",
+            "--format",
+            "json",
+            "--skip",
+            "never returns",
+        ])
+        .current_dir(root().join("tests/fixtures/agents/broken-agent"));
+    let run = marker.spawn(&mut command).finish(CARGO_LIMIT);
+    let crashed =
+        "got `agent_crashed` (a panic or an error that is not `ctx.fail` with a declared code)";
+    let defects: &[(&str, &[&str])] = &[
+        (
+            "a panic instead of a declared failure",
+            &[
+                crashed,
+                "the agent panicked",
+                "gateway status: agent_crashed",
+            ],
+        ),
+        (
+            "the wrong declared code",
+            &[
+                "expected the declared failure `empty_text`, got the declared failure `no_words`",
+                "gateway status: no_words (declared failure)",
+            ],
+        ),
+        (
+            "an undeclared code",
+            &[
+                crashed,
+                "`blank_text`, which is not declared in `interface.errors`",
+                "gateway status: agent_crashed",
+            ],
+        ),
+        (
+            "an error passed up with a question mark",
+            &[
+                crashed,
+                "cannot parse integer from empty string",
+                "gateway status: agent_crashed",
+            ],
+        ),
+        (
+            "an extra field",
+            &["path \".extra\"", "gateway status: invalid_output"],
+        ),
+        (
+            "a number as a string",
+            &["path \".words\"", "\"7\"", "gateway status: invalid_output"],
+        ),
+        (
+            "a rounded value",
+            &[
+                "path \".reading_time_s\"",
+                "2.1",
+                "gateway status: invalid_output",
+            ],
+        ),
+        (
+            "a call that hangs past timeout_s",
+            &[
+                "the run passed `runtime.limits.timeout_s` (1 s)",
+                "gateway status: timeout",
+            ],
+        ),
+        (
+            "a function that blocks its thread past timeout_s",
+            &[
+                "`runtime.limits.timeout_s` (1 s)",
+                "gateway status: timeout",
+            ],
+        ),
+    ];
+    let mut expected = Vec::new();
+    for (example, needles) in defects {
+        for pass in ["function", "mcp"] {
+            expected.push((format!("{pass}::{example}"), *needles));
+        }
+    }
+    let expected: Vec<(&str, &[&str])> = expected.iter().map(|(n, m)| (n.as_str(), *m)).collect();
+    run.expect_failed(&expected);
+    let passed = run.trials().values().filter(|t| t.is_ok()).count();
+    // Three good examples and the floats, in both passes, and `mcp::tools/list`.
+    assert_eq!(passed, 9, "{run}");
+    marker.assert_none_left();
+}
+
+#[test]
+fn a_function_that_never_returns_ends_the_run_naming_it() {
+    let marker = Marker::new();
+    let mut command = Command::new(CLI);
+    command
+        .args([
+            "holon-test",
+            "--",
+            "--exact",
+            "function::a function that never returns",
+        ])
+        .current_dir(root().join("tests/fixtures/agents/broken-agent"));
+    let run = marker.spawn(&mut command).finish(CARGO_LIMIT);
+    run.expect_code(101);
+    assert!(
+        run.stderr.contains(
+            "`function::a function that never returns` has not returned 6 s after it started, past `runtime.limits.timeout_s` (1 s): the agent function blocks its thread"
+        ),
+        "{run}"
+    );
+    marker.assert_none_left();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running the CLI.
+
+/// The Python fixture server under one `MODE`, as the CLI's `--server-cmd`.
+struct Py {
+    mode: &'static str,
+    manifest: &'static str,
+    args: Vec<String>,
+    libtest: Vec<String>,
+    grandchild: bool,
+    marker: Marker,
+}
+
+impl Py {
+    fn new(mode: &'static str) -> Py {
+        Py {
+            mode,
+            manifest: "word-stats.yaml",
+            args: Vec::new(),
+            libtest: Vec::new(),
+            grandchild: false,
+            marker: Marker::new(),
+        }
+    }
+
+    fn manifest(mut self, file: &'static str) -> Py {
+        self.manifest = file;
+        self
+    }
+
+    fn args(mut self, args: &[&str]) -> Py {
+        self.args.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    fn libtest(mut self, args: &[&str]) -> Py {
+        self.libtest.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    /// The server as a child of the shell, not the shell replaced by it.
+    fn grandchild(mut self) -> Py {
+        self.grandchild = true;
+        self
+    }
+
+    fn spawn(&self) -> Running {
+        let python = root().join("target/interop/python");
+        assert!(
+            python.join("mcp").is_dir(),
+            "the official Python MCP SDK is not in `{}`: run `.ci/setup-interop` first",
+            python.display()
+        );
+        let script = root().join("tests/fixtures/servers/py_server.py");
+        let mut server = format!("python3 '{}'", script.display());
+        if self.grandchild {
+            // A second command keeps the shell alive as the server's parent.
+            server.push_str("; exit $?");
+        }
+        let mut command = Command::new(CLI);
+        command
+            .arg("--manifest")
+            .arg(root().join("tests/fixtures/harness").join(self.manifest))
+            .arg("--server-cmd")
+            .arg(server)
+            .args(&self.args)
+            .arg("--");
+        if !self.libtest.iter().any(|a| a == "--format") {
+            command.args(["--format", "json"]);
+        }
+        command
+            .args(&self.libtest)
+            .env("MODE", self.mode)
+            .env("PYTHONPATH", python);
+        self.marker.spawn(&mut command)
+    }
+
+    /// Runs to the end and checks that nothing is left behind.
+    fn run(self) -> Finished {
+        let run = self.spawn().finish(RUN_LIMIT);
+        self.marker.assert_none_left();
+        run
+    }
+}
+
+/// A unique value in the environment of every process a test starts, to find them all.
+struct Marker(String);
+
+impl Marker {
+    fn new() -> Marker {
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or_default();
+        Marker(format!(
+            "{}-{}-{nanos}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ))
+    }
+
+    fn spawn(&self, command: &mut Command) -> Running {
+        command
+            .env("HOLON_TEST_MARKER", &self.0)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        Running::spawn(command)
+    }
+
+    /// Live processes (not zombies) carrying the marker: pid and command line.
+    fn processes(&self) -> Vec<(u32, String)> {
+        let needle = format!("HOLON_TEST_MARKER={}", self.0);
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|pid| {
+                std::fs::read(format!("/proc/{pid}/environ"))
+                    .is_ok_and(|env| env.split(|b| *b == 0).any(|v| v == needle.as_bytes()))
+            })
+            .map(|pid| {
+                let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+                (pid, cmd.trim_end().to_string())
+            })
+            .collect()
+    }
+
+    /// No process of this test is left: a SIGKILL takes a moment to land, so poll.
+    fn assert_none_left(&self) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut pause = Duration::from_millis(5);
+        loop {
+            let left = self.processes();
+            if left.is_empty() {
+                return;
+            }
+            if Instant::now() > deadline {
+                panic!("processes left running after the run: {left:#?}");
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Marker {
+    /// Whatever happened, nothing this test started outlives it.
+    fn drop(&mut self) {
+        for (pid, _) in self.processes() {
+            // SAFETY: kill(2) touches no memory.
+            unsafe {
+                libc::kill(pid as i32, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+/// A process whose output is read as it comes.
+struct Running {
+    child: Child,
+    stdout: Arc<Mutex<Vec<u8>>>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    done: [Arc<AtomicBool>; 2],
+    started: Instant,
+    command: String,
+}
+
+impl Running {
+    fn spawn(command: &mut Command) -> Running {
+        let description = format!("{command:?}");
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {description}: {e}"));
+        let stdout = Arc::new(Mutex::new(Vec::new()));
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let done = [
+            collect(child.stdout.take(), stdout.clone()),
+            collect(child.stderr.take(), stderr.clone()),
+        ];
+        Running {
+            child,
+            stdout,
+            stderr,
+            done,
+            started: Instant::now(),
+            command: description,
+        }
+    }
+
+    fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.stdout.lock().unwrap()).into_owned()
+    }
+
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
+    }
+
+    /// Polls `ready` until it holds; fails the test at `limit`.
+    fn wait_for(&mut self, what: &str, limit: Duration, ready: impl Fn(&Running) -> bool) {
+        let deadline = Instant::now() + limit;
+        let mut pause = Duration::from_millis(5);
+        while !ready(self) {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!(
+                    "the CLI ended ({status}) before {what}\nstdout:\n{}\nstderr:\n{}",
+                    self.stdout(),
+                    self.stderr()
+                );
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited {limit:?} for {what}\nstdout:\n{}\nstderr:\n{}",
+                self.stdout(),
+                self.stderr()
+            );
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(100));
+        }
+    }
+
+    fn signal(&self, signal: i32) {
+        // SAFETY: kill(2) touches no memory.
+        unsafe {
+            libc::kill(self.child.id() as i32, signal);
+        }
+    }
+
+    /// Waits for the end (killing it past `limit`, which fails the test), then for its output.
+    fn finish(mut self, limit: Duration) -> Finished {
+        let deadline = self.started + limit;
+        let mut pause = Duration::from_millis(5);
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() < deadline => {}
+                _ => panic!(
+                    "{} did not end within {limit:?}\nstdout:\n{}\nstderr:\n{}",
+                    self.command,
+                    self.stdout(),
+                    self.stderr()
+                ),
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(50));
+        };
+        // A process left behind could hold the pipes open: wait for them, but not forever.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !self.done.iter().all(|d| d.load(Ordering::Acquire)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Finished {
+            status,
+            stdout: self.stdout(),
+            stderr: self.stderr(),
+            command: self.command.clone(),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn collect(
+    stream: Option<impl Read + Send + 'static>,
+    into: Arc<Mutex<Vec<u8>>>,
+) -> Arc<AtomicBool> {
+    let done = Arc::new(AtomicBool::new(false));
+    let flag = done.clone();
+    std::thread::spawn(move || {
+        if let Some(mut stream) = stream {
+            let mut buffer = [0u8; 8192];
+            while let Ok(n) = stream.read(&mut buffer) {
+                if n == 0 {
+                    break;
+                }
+                into.lock().unwrap().extend_from_slice(&buffer[..n]);
+            }
+        }
+        flag.store(true, Ordering::Release);
+    });
+    done
+}
+
+/// A finished run of the CLI.
+struct Finished {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+    command: String,
+}
+
+impl std::fmt::Display for Finished {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}\n{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.command, self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+impl Finished {
+    fn expect_code(&self, code: i32) {
+        assert_eq!(self.status.code(), Some(code), "{self}");
+    }
+
+    /// The outcome of every trial that ran, from libtest's JSON events: the failure message
+    /// when it failed.
+    fn trials(&self) -> BTreeMap<String, Result<(), String>> {
+        self.events()
+            .filter(|e| e["type"] == "test" && e["event"] != "started")
+            .map(|e| {
+                let name = e["name"].as_str().unwrap_or_default().to_string();
+                let outcome = match e["event"].as_str() {
+                    Some("ok") => Ok(()),
+                    _ => Err(e["stdout"].as_str().unwrap_or_default().to_string()),
+                };
+                (name, outcome)
+            })
+            .collect()
+    }
+
+    fn summary(&self) -> Value {
+        self.events()
+            .find(|e| e["type"] == "suite" && e["event"] != "started")
+            .unwrap_or_else(|| panic!("no summary event\n{self}"))
+    }
+
+    fn events(&self) -> impl Iterator<Item = Value> + '_ {
+        self.stdout
+            .lines()
+            .filter(|l| l.starts_with('{'))
+            .filter_map(|l| serde_json::from_str(l).ok())
+    }
+
+    /// Exit 101; exactly these trials failed, each with a message holding every needle; every
+    /// other trial passed.
+    fn expect_failed(&self, expected: &[(&str, &[&str])]) {
+        let trials = self.trials();
+        assert!(!trials.is_empty(), "no trial ran\n{self}");
+        for (name, outcome) in &trials {
+            match (expected.iter().find(|(n, _)| n == name), outcome) {
+                (None, Ok(())) => {}
+                (None, Err(message)) => panic!("`{name}` failed:\n{message}\n\n{self}"),
+                (Some(_), Ok(())) => panic!("`{name}` passed, but it must fail\n{self}"),
+                (Some((_, needles)), Err(message)) => {
+                    for needle in *needles {
+                        assert!(
+                            message.contains(needle),
+                            "the failure of `{name}` does not say `{needle}`:\n{message}"
+                        );
+                    }
+                }
+            }
+        }
+        for (name, _) in expected {
+            assert!(trials.contains_key(*name), "`{name}` did not run\n{self}");
+        }
+        self.expect_code(if expected.is_empty() { 0 } else { 101 });
+    }
+}
