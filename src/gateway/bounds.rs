@@ -13,7 +13,7 @@ pub const MAX_ARRAY_LEN: usize = 10_000;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BoundError {
     /// Nested deeper than [`MAX_DEPTH`].
-    #[error("nested deeper than {MAX_DEPTH} levels")]
+    #[error("is nested deeper than {MAX_DEPTH} levels")]
     TooDeep {
         /// Where the 65th level starts.
         pointer: String,
@@ -25,7 +25,7 @@ pub enum BoundError {
         pointer: String,
     },
     /// An array longer than [`MAX_ARRAY_LEN`].
-    #[error("an array of {len} items is longer than {MAX_ARRAY_LEN}")]
+    #[error("holds an array of {len} items, more than {MAX_ARRAY_LEN}")]
     ArrayTooLong {
         /// Where the array is.
         pointer: String,
