@@ -136,3 +136,25 @@ pub fn output(schema: &Value, root: &Node, out: &mut Vec<Diagnostic>) {
         }
     }
 }
+
+/// A schema keyword with no value is almost always a split flow mapping: in
+/// `{ type: string, description: The word, lowercased. }` the comma ends the description and
+/// `lowercased.` becomes a keyword of its own, `null`, that every client then sees.
+pub fn empty_keywords(schema: &Value, pointer: &str, root: &Node, out: &mut Vec<Diagnostic>) {
+    // Keywords whose value may be `null` on purpose.
+    const DATA: &[&str] = &["const", "default", "examples", "enum"];
+    for (ptr, obj) in subschemas(schema, pointer) {
+        for (key, value) in obj {
+            if value.is_null() && !DATA.contains(&key.as_str()) {
+                let at = format!("{ptr}/{}", escape(key));
+                let loc = root
+                    .locate_key(&ptr, key)
+                    .unwrap_or_else(|| root.locate(&at));
+                out.push(
+                    Diagnostic::warning("schema-empty-keyword", &at, loc, format!("`{key}` in `{}` has no value", super::diagnostic::dotted(&ptr)))
+                        .with_hint("in a flow mapping `{ ... }` a comma ends the value before it: quote text that holds `, `"),
+                );
+            }
+        }
+    }
+}

@@ -224,9 +224,11 @@ fn run(
         .is_some_and(|s| schema::check(s, "/interface/output", &root, out));
     if let Some(s) = &parts.input {
         lints::input(s, &root, out);
+        lints::empty_keywords(s, "/interface/input", &root, out);
     }
     if let Some(s) = &parts.output {
         lints::output(s, &root, out);
+        lints::empty_keywords(s, "/interface/output", &root, out);
     }
     codes::check(&parts.errors, &root, out);
     let input_validator = input_ok

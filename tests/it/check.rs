@@ -751,6 +751,20 @@ fn input_open() {
 }
 
 #[test]
+fn schema_empty_keyword() {
+    // `default: null` is data, on purpose; `lowercased.` is a description split at its comma.
+    check("schema-empty-keyword.yaml")
+        .accepted()
+        .warning(
+            "schema-empty-keyword",
+            "/interface/output/properties/word/lowercased.",
+            (18, 72),
+        )
+        .message("`lowercased.` in `interface.output.properties.word` has no value")
+        .nothing_else();
+}
+
+#[test]
 fn output_bare_object() {
     check("output-bare-object.yaml")
         .accepted()
