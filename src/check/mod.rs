@@ -214,14 +214,15 @@ fn run(
         return None;
     }
     let parts = structure::read(&root, out);
-    let input_ok = parts
+    // The validators the checks compile are the ones the examples are validated with.
+    let input_validator = parts
         .input
         .as_ref()
-        .is_some_and(|s| schema::check(s, "/interface/input", &root, out));
-    let output_ok = parts
+        .and_then(|s| schema::check(s, "/interface/input", &root, out));
+    let output_validator = parts
         .output
         .as_ref()
-        .is_some_and(|s| schema::check(s, "/interface/output", &root, out));
+        .and_then(|s| schema::check(s, "/interface/output", &root, out));
     if let Some(s) = &parts.input {
         lints::input(s, &root, out);
         lints::empty_keywords(s, "/interface/input", &root, out);
@@ -231,22 +232,6 @@ fn run(
         lints::empty_keywords(s, "/interface/output", &root, out);
     }
     codes::check(&parts.errors, &root, out);
-    let input_validator = input_ok
-        .then(|| {
-            parts
-                .input
-                .as_ref()
-                .and_then(|s| crate::gateway::schema::compile(s).ok())
-        })
-        .flatten();
-    let output_validator = output_ok
-        .then(|| {
-            parts
-                .output
-                .as_ref()
-                .and_then(|s| crate::gateway::schema::compile(s).ok())
-        })
-        .flatten();
     let errors_node = root.get("interface").and_then(|i| i.get("errors"));
     let errors_known = errors_node.is_none_or(|n| matches!(n.kind, Kind::Seq(_)));
     let examples = examples::check(

@@ -67,9 +67,14 @@ pub fn subschemas<'a>(schema: &'a Value, pointer: &str) -> Vec<(String, &'a Map<
     found
 }
 
-/// Checks one schema at `pointer` (`/interface/input` or `/interface/output`). Returns true
-/// when it can be compiled and used to validate examples.
-pub fn check(schema: &Value, pointer: &str, root: &Node, out: &mut Vec<Diagnostic>) -> bool {
+/// Checks one schema at `pointer` (`/interface/input` or `/interface/output`). Returns its
+/// compiled validator when it passes, to validate the examples with.
+pub fn check(
+    schema: &Value,
+    pointer: &str,
+    root: &Node,
+    out: &mut Vec<Diagnostic>,
+) -> Option<jsonschema::Validator> {
     let before = out.len();
     // MCP carries arguments and `structuredContent` as JSON objects, so both schemas must
     // describe one at the root.
@@ -156,10 +161,10 @@ pub fn check(schema: &Value, pointer: &str, root: &Node, out: &mut Vec<Diagnosti
         }
     }
     if out.len() > before {
-        return false;
+        return None;
     }
     match crate::gateway::schema::compile(schema) {
-        Ok(_) => true,
+        Ok(validator) => Some(validator),
         Err(message) => {
             out.push(Diagnostic::error(
                 "schema-compile",
@@ -167,7 +172,7 @@ pub fn check(schema: &Value, pointer: &str, root: &Node, out: &mut Vec<Diagnosti
                 root.locate(pointer),
                 format!("the schema does not compile: {message}"),
             ));
-            false
+            None
         }
     }
 }
