@@ -14,7 +14,7 @@ pub struct Template {
 pub const TEMPLATES: &[Template] = &[
     Template {
         path: "Cargo.toml",
-        text: include_str!("../../templates/agent/Cargo.toml"),
+        text: include_str!("../../templates/agent/Cargo.toml.tmpl"),
     },
     Template {
         path: "holon.yaml",
