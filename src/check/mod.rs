@@ -200,7 +200,16 @@ fn run(
     let root = match yaml::parse(text) {
         Ok(root) => root,
         Err(e) => {
-            out.push(Diagnostic::error(e.check, "", e.loc, e.message));
+            let pointer = match e.check {
+                "yaml-duplicate-key" => yaml::duplicate_key(text).map(|(p, _)| p),
+                _ => None,
+            };
+            out.push(Diagnostic::error(
+                e.check,
+                pointer.unwrap_or_default(),
+                e.loc,
+                e.message,
+            ));
             return None;
         }
     };

@@ -26,8 +26,28 @@ fn yaml_syntax() {
 fn yaml_duplicate_key() {
     check("yaml-duplicate-key.yaml")
         .refused()
-        .error("yaml-duplicate-key", "", (5, 1))
+        .error("yaml-duplicate-key", "/version", (5, 1))
         .message("duplicate key `version`")
+        .nothing_else();
+}
+
+#[test]
+fn yaml_duplicate_key_inside_a_section_is_named_by_its_pointer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("holon.yaml");
+    let text = std::fs::read_to_string(fixtures().join("yaml-duplicate-key.yaml"))
+        .unwrap()
+        .replace("version: 1.0.1\n", "")
+        .replace("description: Echoes a word back.\n", "")
+        .replace(
+            "max_input_bytes: 1000 }\n",
+            "max_input_bytes: 1000 }\n  tool: echo2\n",
+        );
+    std::fs::write(&path, text).unwrap();
+    check_file(&path)
+        .refused()
+        .error("yaml-duplicate-key", "/runtime/tool", (24, 3))
+        .message("duplicate key `tool`")
         .nothing_else();
 }
 
