@@ -12,7 +12,7 @@ mod structure;
 use std::path::{Path, PathBuf};
 
 pub use diagnostic::{Diagnostic, Severity, dotted};
-pub use render::{render_human, render_json};
+pub use render::{annotation, render_github, render_human, render_json};
 pub use structure::valid_name;
 
 use crate::manifest::yaml::{self, Kind, Loc, Node};

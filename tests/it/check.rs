@@ -945,3 +945,70 @@ fn every_check_id_is_tested() {
         "check ids no test asserts: {untested:?}"
     );
 }
+
+/// `check --format github`: one workflow command per diagnostic, at the line and column the JSON
+/// report gives, escaped so that a path with commas, colons or a line break stays one property.
+#[test]
+fn github_format_annotates_every_diagnostic_at_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let odd = "a,b:c\nd";
+    std::fs::create_dir(dir.path().join(odd)).unwrap();
+    std::fs::copy(
+        fixtures().join("example-output-invalid.yaml"),
+        dir.path().join(odd).join("holon.yaml"),
+    )
+    .unwrap();
+    let file = format!("{odd}/holon.yaml");
+    let json: serde_json::Value = serde_json::from_str(&stdout(&run(
+        dir.path(),
+        &["check", &file, "--format", "json"],
+    )))
+    .unwrap();
+    let output = run(dir.path(), &["check", &file, "--format", "github"]);
+    assert_eq!(code(&output), 1, "{}", stderr(&output));
+    let expected: Vec<String> = json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let mut message = d["message"].as_str().unwrap().to_string();
+            if let Some(hint) = d["hint"].as_str() {
+                message = format!("{message}\nhint: {hint}");
+            }
+            format!(
+                "::{} file=a%2Cb%3Ac%0Ad/holon.yaml,line={},col={},title={}::{}",
+                d["severity"].as_str().unwrap(),
+                d["line"],
+                d["column"],
+                d["check"].as_str().unwrap(),
+                message
+                    .replace('%', "%25")
+                    .replace('\r', "%0D")
+                    .replace('\n', "%0A")
+            )
+        })
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(stdout(&output).lines().collect::<Vec<_>>(), expected);
+    assert_eq!(stderr(&output), "", "only the annotations are printed");
+}
+
+/// Inside a GitHub Actions job the human report is printed as always, and the annotations too.
+#[test]
+fn github_actions_gets_annotations_beside_the_human_report() {
+    let output = std::process::Command::new(crate::util::BIN)
+        .args(["check", "example-output-invalid.yaml"])
+        .current_dir(fixtures())
+        .env("GITHUB_ACTIONS", "true")
+        .env_remove("GITHUB_WORKSPACE")
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 1);
+    assert!(stderr(&output).contains("error[example-output-invalid]"));
+    let annotations = stdout(&output);
+    assert!(
+        annotations.starts_with("::error file=example-output-invalid.yaml,line="),
+        "{annotations}"
+    );
+    assert!(annotations.contains(",title=example-output-invalid::"));
+}
