@@ -59,6 +59,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
     },
+    /// Print a JSON Schema (2020-12) of `holon.yaml` itself, for editors.
+    Schema,
     /// Scaffold an agent that passes its own tests.
     New {
         /// The agent's name: the crate, the manifest `name` and (snake_case) the tool.
@@ -96,6 +98,10 @@ pub fn main() -> ExitCode {
     };
     ExitCode::from(match &cli.command {
         Some(Command::Check { path, format }) => run_check(path.as_deref(), *format),
+        Some(Command::Schema) => {
+            stdout(&format!("{}\n", crate::scaffold::manifest_schema()));
+            EXIT_OK
+        }
         Some(Command::New {
             name,
             path,
@@ -159,7 +165,7 @@ fn run_tests(cli: &Cli) -> u8 {
     if !report.accepted() || report.warnings() > 0 {
         eprint!("{}", check::render_human(&report, use_color()));
         if github::enabled() {
-            github::print_check(&report);
+            stdout(&github::render_check(&report));
         }
     }
     if !report.accepted() {
@@ -269,12 +275,12 @@ fn run_check(path: Option<&Path>, format: Format) -> u8 {
         }
     };
     match format {
-        Format::Json => println!("{}", check::render_json(&report)),
-        Format::Github => github::print_check(&report),
+        Format::Json => stdout(&format!("{}\n", check::render_json(&report))),
+        Format::Github => stdout(&github::render_check(&report)),
         Format::Human => {
             eprint!("{}", check::render_human(&report, use_color()));
             if github::enabled() {
-                github::print_check(&report);
+                stdout(&github::render_check(&report));
             }
         }
     }
@@ -330,4 +336,11 @@ fn relative_to(file: &Path, base: &Path) -> PathBuf {
 fn use_color() -> bool {
     use std::io::IsTerminal;
     std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal()
+}
+
+/// Writes to standard output; a reader that went away (`| head`) is not an error of ours.
+fn stdout(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }

@@ -7,12 +7,14 @@ mod lints;
 pub mod re2;
 mod render;
 pub mod schema;
+mod shape;
 mod structure;
 
 use std::path::{Path, PathBuf};
 
 pub use diagnostic::{Diagnostic, Severity, dotted};
 pub use render::{annotation, render_github, render_human, render_json};
+pub use shape::json_schema;
 pub use structure::valid_name;
 
 use crate::manifest::yaml::{self, Kind, Loc, Node};

@@ -28,9 +28,9 @@ pub fn file_for(path: &Path) -> String {
         .into_owned()
 }
 
-/// Every diagnostic of `report` as a workflow command on standard output.
-pub fn print_check(report: &Report) {
-    print!("{}", check::render_github(report, &file_for(&report.path)));
+/// Every diagnostic of `report` as a workflow command, a line each.
+pub fn render_check(report: &Report) -> String {
+    check::render_github(report, &file_for(&report.path))
 }
 
 /// Where each example starts in the manifest (line, column), by index.

@@ -135,7 +135,7 @@ impl Harness {
         if !report.accepted() || (report.warnings() > 0 && !self.checks_shown) {
             eprint!("{}", check::render_human(&report, color));
             if github::enabled() {
-                github::print_check(&report);
+                print!("{}", github::render_check(&report));
             }
         }
         let lines = github::enabled().then(|| github::example_lines(&report));

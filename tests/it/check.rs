@@ -1012,3 +1012,82 @@ fn github_actions_gets_annotations_beside_the_human_report() {
     );
     assert!(annotations.contains(",title=example-output-invalid::"));
 }
+
+/// `cargo holon-test schema` agrees with `check` on every manifest the tests hold: each one
+/// `check` accepts is valid against it, and each one refused for a structural reason is not.
+#[test]
+fn manifest_schema_agrees_with_check_on_every_fixture() {
+    let output = run(&root(), &["schema"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let schema: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert!(
+        jsonschema::meta::is_valid(&schema),
+        "the schema is not valid JSON Schema"
+    );
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let structural = [
+        "missing-field",
+        "unknown-field",
+        "wrong-type",
+        "invalid-value",
+        "invalid-name",
+        "invalid-version",
+        "invalid-tool-name",
+    ];
+    let mut manifests: Vec<std::path::PathBuf> = Vec::new();
+    for dir in ["tests/fixtures/check", "tests/fixtures/harness"] {
+        for entry in std::fs::read_dir(root().join(dir)).unwrap() {
+            manifests.push(entry.unwrap().path());
+        }
+    }
+    for agent in [
+        "examples/word-stats",
+        "examples/csv-profile",
+        "tests/fixtures/agents/broken-agent",
+    ] {
+        manifests.push(root().join(agent).join("holon.yaml"));
+    }
+    manifests.retain(|p| p.extension().is_some_and(|e| e == "yaml"));
+    let (mut accepted, mut refused) = (0, 0);
+    for path in &manifests {
+        let report = check_file(path);
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let options = serde_saphyr::options! { strict_booleans: true };
+        // Files that are no YAML document at all are the YAML checks' business.
+        let Ok(document) = serde_saphyr::from_str_with_options::<serde_json::Value>(&text, options)
+        else {
+            continue;
+        };
+        let errors: Vec<String> = validator
+            .iter_errors(&document)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        let first_structural = report.doc["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| {
+                d["severity"] == "error" && structural.contains(&d["check"].as_str().unwrap())
+            })
+            .cloned();
+        if report.doc["accepted"] == true {
+            accepted += 1;
+            assert!(
+                errors.is_empty(),
+                "`{}` is accepted by check but the schema refuses it: {errors:?}",
+                path.display()
+            );
+        } else if let Some(d) = first_structural {
+            refused += 1;
+            assert!(
+                !errors.is_empty(),
+                "`{}` is refused by check ({d}) but the schema admits it",
+                path.display()
+            );
+        }
+    }
+    assert!(
+        accepted >= 10 && refused >= 10,
+        "too few manifests compared: {accepted} accepted, {refused} refused structurally"
+    );
+}
