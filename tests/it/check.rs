@@ -1091,3 +1091,23 @@ fn manifest_schema_agrees_with_check_on_every_fixture() {
         "too few manifests compared: {accepted} accepted, {refused} refused structurally"
     );
 }
+
+/// An empty `examples` list is one refusal, `no-success-example`, at the list.
+#[test]
+fn empty_examples_list_has_no_success_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("holon.yaml");
+    let text = std::fs::read_to_string(fixtures().join("accepted.yaml")).unwrap();
+    let cut = text.find("\nexamples:").expect("an examples section");
+    std::fs::write(&path, format!("{}\nexamples: []\n", &text[..cut])).unwrap();
+    let line = text[..cut].lines().count() as u64 + 1;
+    check_file(&path)
+        .refused()
+        .error("no-success-example", "/examples", (line, 11))
+        .warning(
+            "error-without-example",
+            "/interface/errors/0/code",
+            (20, 15),
+        )
+        .nothing_else();
+}
