@@ -1194,6 +1194,32 @@ fn source_commit_unknown_to_the_repository_is_said_and_nothing_without_git() {
         warnings[0].contains("is not a commit of this repository (or the clone is shallow)"),
         "{warnings:?}"
     );
+    // A shallow clone that lacks the named commit says so, and passes.
+    let deployed = repo.git(&["rev-parse", "HEAD"]);
+    repo.manifest(&deployed);
+    repo.write("agent.py", "print('v2')\n");
+    repo.commit("v2");
+    let shallow = tempfile::tempdir().unwrap();
+    let url = format!("file://{}", repo.path().display());
+    let clone = Command::new("git")
+        .args(["clone", "-q", "--depth", "1", &url])
+        .arg(shallow.path().join("agent"))
+        .output()
+        .unwrap();
+    assert!(clone.status.success(), "{clone:?}");
+    let run = Py::new("ok")
+        .manifest_at(&shallow.path().join("agent/holon.yaml"))
+        .run();
+    run.expect_code(0);
+    let warnings = stale_warnings(&run.stderr);
+    assert_eq!(warnings.len(), 1, "{run}");
+    assert!(
+        warnings[0].contains(&format!(
+            "`source.commit` (`{}`) is not a commit of this repository (or the clone is shallow)",
+            &deployed[..12]
+        )),
+        "{warnings:?}"
+    );
     // Outside any work tree: silence.
     let plain = tempfile::tempdir().unwrap();
     std::fs::copy(
