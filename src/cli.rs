@@ -35,6 +35,10 @@ struct Cli {
     /// `PORT` set; only the publish checks and the MCP pass run, no cargo.
     #[arg(long, value_name = "CMD")]
     server_cmd: Option<String>,
+    /// After the run, write the agent's actual answers into the examples that differ, in place
+    /// (a crash, a timeout or an answer the gateway refuses is never written).
+    #[arg(long)]
+    bless: bool,
     /// Seconds the server may take to answer its first `initialize`.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     startup_timeout: f64,
@@ -169,6 +173,7 @@ fn run_tests(cli: &Cli) -> u8 {
             crate::harness::Harness::new(&manifest)
                 .server_command(command.clone())
                 .startup_timeout(std::time::Duration::from_secs_f64(cli.startup_timeout))
+                .bless(cli.bless)
                 .run_code(&args)
         }
         None => cargo_test(&manifest, cli),
@@ -198,6 +203,11 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
             .arg("--test")
             .arg("holon");
         c.env("HOLON_STARTUP_TIMEOUT_S", cli.startup_timeout.to_string());
+        // The harness in the test binary does the rewrite, as it does under `cargo test` and
+        // nextest with `HOLON_BLESS=1`.
+        if cli.bless {
+            c.env("HOLON_BLESS", "1");
+        }
     };
     let mut build = std::process::Command::new(&cargo);
     base(&mut build);

@@ -46,6 +46,7 @@ pub struct Harness {
     agent: Option<Arc<dyn Agent>>,
     server: Option<ServerSpec>,
     startup: Duration,
+    bless: bool,
 }
 
 impl Harness {
@@ -61,6 +62,7 @@ impl Harness {
             agent: None,
             server: None,
             startup,
+            bless: std::env::var("HOLON_BLESS").is_ok_and(|v| v == "1"),
         }
     }
 
@@ -87,6 +89,13 @@ impl Harness {
     /// `HOLON_STARTUP_TIMEOUT_S`).
     pub fn startup_timeout(mut self, limit: Duration) -> Harness {
         self.startup = limit;
+        self
+    }
+
+    /// After the run, write the agent's actual answers into the examples that differ (default
+    /// off, or `HOLON_BLESS=1`): see the README's "Blessing the examples".
+    pub fn bless(mut self, on: bool) -> Harness {
+        self.bless = on;
         self
     }
 
@@ -119,6 +128,9 @@ impl Harness {
                 return EXIT_REFUSED;
             }
         };
+        if self.bless {
+            crate::bless::start();
+        }
         let mut trials = Vec::new();
         if let Some(agent) = &self.agent {
             trials.extend(function::trials(&manifest, agent.clone()));
@@ -139,7 +151,11 @@ impl Harness {
             for example in &manifest.examples {
                 let (s, example) = (shared.clone(), example.clone());
                 trials.push(Trial::test(format!("mcp::{}", example.name), move || {
-                    s.call(&example).map_err(Failed::from)
+                    let result = s.call(&example);
+                    if let Err(why) = &result {
+                        crate::bless::unanswered(crate::bless::Pass::Mcp, &example.name, why);
+                    }
+                    result.map_err(Failed::from)
                 }));
             }
         }
@@ -156,6 +172,9 @@ impl Harness {
             && conclusion.has_failed()
         {
             eprintln!("\n--- server output (last lines) ---\n{output}\n---");
+        }
+        if self.bless {
+            return crate::bless::finish(&self.manifest, &manifest, conclusion.num_failed);
         }
         if conclusion.has_failed() {
             EXIT_FAILED
