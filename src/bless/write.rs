@@ -137,3 +137,93 @@ fn replace(path: &Path, dir: &Path, text: &str) -> Result<(), String> {
         format!("cannot write `{}`: {e}; it is unchanged", path.display())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn manifest(dir: &Path) -> PathBuf {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/word-stats/holon.yaml");
+        let path = dir.join("holon.yaml");
+        fs::copy(fixture, &path).unwrap();
+        path
+    }
+
+    fn first_output(path: &Path) -> (String, Value) {
+        let doc = crate::manifest::yaml::parse(&fs::read_to_string(path).unwrap())
+            .unwrap()
+            .to_json();
+        let example = &doc["examples"][0];
+        (
+            example["name"].as_str().unwrap().to_string(),
+            example["output"].clone(),
+        )
+    }
+
+    fn change(path: &Path, words: u64) -> Change {
+        let (name, old) = first_output(path);
+        let mut new = old.clone();
+        new["words"] = json!(words);
+        Change {
+            example: name,
+            old: Expect::Output(old),
+            new: Answer::Output(new),
+        }
+    }
+
+    #[test]
+    fn concurrent_blesses_write_once_and_keep_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = manifest(dir.path());
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+        let wanted = change(&path, 99);
+        let fates: Vec<Fate> = std::thread::scope(|s| {
+            let runs: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| bless_file(&path, std::slice::from_ref(&wanted)).unwrap()))
+                .collect();
+            runs.into_iter().flat_map(|r| r.join().unwrap()).collect()
+        });
+        assert_eq!(
+            fates.iter().filter(|f| **f == Fate::Written).count(),
+            1,
+            "{fates:?}"
+        );
+        assert_eq!(fates.iter().filter(|f| **f == Fate::AlreadySaid).count(), 3);
+        assert_eq!(first_output(&path).1["words"], json!(99));
+        let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        // No temporary file is left beside it.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn an_example_changed_since_the_run_read_it_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = manifest(dir.path());
+        let stale = change(&path, 99);
+        bless_file(&path, &[change(&path, 98)]).unwrap();
+        let before = fs::read_to_string(&path).unwrap();
+        assert_eq!(bless_file(&path, &[stale]).unwrap(), [Fate::Moved]);
+        assert_eq!(fs::read_to_string(&path).unwrap(), before);
+    }
+
+    #[test]
+    fn a_link_to_the_manifest_stays_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        fs::create_dir(&real).unwrap();
+        let path = manifest(&real);
+        let link = dir.path().join("holon.yaml");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        bless_file(&link, &[change(&link, 7)]).unwrap();
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(first_output(&path).1["words"], json!(7));
+    }
+}

@@ -389,3 +389,78 @@ mod properties {
         }
     }
 }
+
+/// Each awkward layout is either blessed to exactly the expected text or refused with a
+/// reason; `rewrite` itself proves a blessed text reads back as intended.
+#[test]
+fn awkward_layouts_are_blessed_exactly_or_refused() {
+    let new = || out(json!({"words": 2}));
+    let cases: &[(&str, &str, Result<&str, &str>)] = &[
+        (
+            "tabs as separators",
+            "examples:\n  - name: a\n    input:\t{text: a}\n    output:\t{words:\t1}\n",
+            Ok("examples:\n  - name: a\n    input:\t{text: a}\n    output:\t{words: 2}\n"),
+        ),
+        (
+            "a flow sequence of mappings",
+            "examples: [ {name: a, input: {text: a}, output: {words: 1}},\n  {name: b, input: {text: b}, error: empty_text} ]\n",
+            Ok(
+                "examples: [ {name: a, input: {text: a}, output: {words: 2}},\n  {name: b, input: {text: b}, error: empty_text} ]\n",
+            ),
+        ),
+        (
+            "a flow mapping over several lines",
+            "examples:\n  - name: a\n    input: {text: a}\n    output: {\n      words: 1\n    }  # note\n",
+            Ok("examples:\n  - name: a\n    input: {text: a}\n    output: {words: 2}  # note\n"),
+        ),
+        (
+            "anchors and aliases elsewhere in the examples",
+            "examples:\n  - name: a\n    input: &in {text: a}\n    output: {words: 1}\n  - name: b\n    input: *in\n    output: {words: 1}\n",
+            Ok(
+                "examples:\n  - name: a\n    input: &in {text: a}\n    output: {words: 2}\n  - name: b\n    input: *in\n    output: {words: 1}\n",
+            ),
+        ),
+        (
+            "a merge key in the output",
+            "base: &base {words: 1}\nexamples:\n  - name: a\n    input: {text: a}\n    output:\n      <<: *base\n",
+            Ok(
+                "base: &base {words: 1}\nexamples:\n  - name: a\n    input: {text: a}\n    output:\n      words: 2\n",
+            ),
+        ),
+        (
+            "a tag before the value",
+            "examples:\n  - name: a\n    input: {text: a}\n    output: !!map {words: 1}\n",
+            Ok("examples:\n  - name: a\n    input: {text: a}\n    output: !!map {words: 2}\n"),
+        ),
+        (
+            "a comment between the key and a block value",
+            "examples:\n  - name: a\n    input: {text: a}\n    output:   # why\n        words: 1\n",
+            Ok(
+                "examples:\n  - name: a\n    input: {text: a}\n    output:   # why\n        words: 2\n",
+            ),
+        ),
+        (
+            "single-quoted keys",
+            "examples:\n  - 'name': a\n    'input': {text: a}\n    'output': {words: 1}\n",
+            Ok("examples:\n  - 'name': a\n    'input': {text: a}\n    'output': {words: 2}\n"),
+        ),
+        (
+            "an output that is a block scalar",
+            "examples:\n  - name: a\n    input: {text: a}\n    output: >\n      x\n",
+            Err("block scalar"),
+        ),
+        (
+            "an anchor in the output used by another example",
+            "examples:\n  - name: a\n    input: {text: a}\n    output: {words: &n 1}\n  - name: b\n    input: {text: b}\n    output: {words: *n}\n",
+            Err("defines an anchor"),
+        ),
+    ];
+    for (what, text, want) in cases {
+        let got = rewrite(text, &[(0, new())]).map(|r| r.text);
+        match (want, &got) {
+            (Ok(expected), Ok(text)) => assert_eq!(text, expected, "{what}"),
+            (Err(reason), Err(why)) => assert!(why.contains(reason), "{what}: {why}"),
+            _ => panic!("{what}: expected {want:?}, got {got:?}"),
+        }
+    }
+}
