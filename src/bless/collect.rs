@@ -53,7 +53,7 @@ pub(crate) fn take() -> Vec<Seen> {
         .unwrap_or_default()
 }
 
-fn push(seen: Seen) {
+pub(crate) fn push(seen: Seen) {
     if let Ok(mut all) = SEEN.lock() {
         all.push(seen);
     }
