@@ -164,7 +164,7 @@ fn node(text: &str, events: &[(Event, Span)], at: &mut usize) -> Result<Laid, St
                         let (start, col) = match (style, items.first()) {
                             (StructureStyle::Block, Some(first)) => {
                                 let dash = back_to_dash(text, first.start);
-                                (dash, first.col - (first.start - dash))
+                                (dash, first.col.saturating_sub(first.start - dash))
                             }
                             _ => (start, col),
                         };
