@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 
 use super::emit::{self, Flow};
 use super::layout::{Laid, Shape, lay_out};
+use crate::harness::json_eq;
 use crate::manifest::yaml;
 
 /// What an example is to say from now on.
@@ -95,23 +96,25 @@ pub(crate) fn rewrite(text: &str, changes: &[(usize, Answer)]) -> Result<Rewritt
             return Err(format!("`{at}` has neither `output` nor `error`"));
         };
         let at = format!("{at}.{old_name}");
-        let new = ordered_like(&answer.value(), &doc_value(&intended, *index, old_name));
-        let edit = edit(
-            text,
-            &root,
-            Target {
-                key,
-                value,
-                same_key: old_name == answer.key(),
-                new_key: answer.key(),
-                in_flow: in_flow || item.is_flow(),
-                nl,
-                at: &at,
-            },
-            &new,
-        )?;
-        set_answer(&mut intended, *index, old_name, answer.key(), new)?;
-        edits.push(edit);
+        let old = doc_value(&intended, *index, old_name);
+        let new = ordered_like(&answer.value(), &old);
+        let target = Target {
+            key,
+            value,
+            same_key: old_name == answer.key(),
+            new_key: answer.key(),
+            in_flow: in_flow || item.is_flow(),
+            json: false,
+            nl,
+            at,
+        };
+        let written = if target.same_key {
+            descend(text, &root, target, &old, &new, &mut edits)?
+        } else {
+            edits.push(edit(text, &root, &target, &new)?);
+            new
+        };
+        set_answer(&mut intended, *index, old_name, answer.key(), written)?;
     }
     edits.sort_by_key(|e| e.range.start);
     if edits.windows(2).any(|w| w[0].range.end > w[1].range.start) {
@@ -206,8 +209,57 @@ struct Target<'a> {
     same_key: bool,
     new_key: &'static str,
     in_flow: bool,
+    /// Inside a JSON-style flow collection: strings stay quoted.
+    json: bool,
     nl: &'a str,
-    at: &'a str,
+    at: String,
+}
+
+/// The edits that turn `old` into `new` under one key, as deep as the two keep the same
+/// keys: a changed field is rewritten alone, and the comments and layout of its siblings stay.
+/// Returns the value the text then holds (an unchanged field keeps its own spelling, `1` for
+/// `1.0`).
+fn descend(
+    text: &str,
+    root: &Laid,
+    t: Target,
+    old: &Value,
+    new: &Value,
+    out: &mut Vec<Edit>,
+) -> Result<Value, String> {
+    if json_eq(old, new) {
+        return Ok(old.clone());
+    }
+    if let (Value::Object(o), Value::Object(n), Shape::Map(_, entries)) = (old, new, &t.value.shape)
+    {
+        // Only a mapping written out key by key, with the same keys, is edited field by field:
+        // not an alias, not one built by a merge key (`<<`).
+        let written_keys = entries.len() == o.len()
+            && n.len() == o.len()
+            && n.keys()
+                .all(|k| o.contains_key(k) && t.value.entry(text, k).is_some());
+        if written_keys && t.value.anchor == 0 {
+            let json = t.json || (t.value.is_flow() && Flow::of(&text[t.value.start..]).json);
+            let mut written = Map::with_capacity(n.len());
+            for (k, nv) in n {
+                let (key, value) = t.value.entry(text, k).unwrap_or_else(|| unreachable!());
+                let child = Target {
+                    key,
+                    value,
+                    same_key: true,
+                    new_key: t.new_key,
+                    in_flow: t.in_flow || t.value.is_flow(),
+                    json,
+                    nl: t.nl,
+                    at: format!("{}.{k}", t.at),
+                };
+                written.insert(k.clone(), descend(text, root, child, &o[k], nv, out)?);
+            }
+            return Ok(Value::Object(written));
+        }
+    }
+    out.push(edit(text, root, &t, new)?);
+    Ok(new.clone())
 }
 
 fn line_start(text: &str, at: usize) -> usize {
@@ -218,10 +270,9 @@ fn line_end(text: &str, at: usize) -> usize {
     text[at..].find(['\n', '\r']).map_or(text.len(), |i| at + i)
 }
 
-fn edit(text: &str, root: &Laid, t: Target, new: &Value) -> Result<Edit, String> {
-    let Target {
-        key, value, at, nl, ..
-    } = t;
+fn edit(text: &str, root: &Laid, t: &Target, new: &Value) -> Result<Edit, String> {
+    let Target { key, value, nl, .. } = *t;
+    let at = t.at.as_str();
     if let Shape::Scalar(ScalarStyle::Literal | ScalarStyle::Folded) = value.shape {
         return Err(format!(
             "`{at}` is a block scalar (`|` or `>`); write it on one line and bless again"
@@ -256,7 +307,8 @@ fn edit(text: &str, root: &Laid, t: Target, new: &Value) -> Result<Edit, String>
     } else {
         Flow {
             padded: true,
-            json: false,
+            // A string the author quoted stays quoted, as do those of a JSON-style mapping.
+            json: t.json || matches!(value.shape, Shape::Scalar(ScalarStyle::DoubleQuoted)),
         }
     };
     let key_line = &text[line_start(text, key.start)..line_end(text, key.start)];
