@@ -36,6 +36,10 @@ struct Cli {
     /// `PORT` set; only the publish checks and the MCP pass run, no cargo.
     #[arg(long, value_name = "CMD")]
     server_cmd: Option<String>,
+    /// After the run, write the agent's actual answers into the examples that differ, in place
+    /// (a crash, a timeout or an answer the gateway refuses is never written).
+    #[arg(long)]
+    bless: bool,
     /// Seconds the server may take to answer its first `initialize`.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     startup_timeout: f64,
@@ -184,7 +188,8 @@ fn run_tests(cli: &Cli) -> u8 {
             };
             let mut harness = crate::harness::Harness::new(&manifest)
                 .server_command(command.clone())
-                .startup_timeout(std::time::Duration::from_secs_f64(cli.startup_timeout));
+                .startup_timeout(std::time::Duration::from_secs_f64(cli.startup_timeout))
+                .bless(cli.bless);
             if let Some(path) = &cli.junit {
                 harness = harness.junit(path);
             }
@@ -226,6 +231,11 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
         c.env(crate::harness::CHECKS_SHOWN, "1");
         if let Some(path) = &junit {
             c.env("HOLON_JUNIT", path);
+        }
+        // The harness in the test binary does the rewrite, as it does under `cargo test` and
+        // nextest with `HOLON_BLESS=1`.
+        if cli.bless {
+            c.env("HOLON_BLESS", "1");
         }
     };
     let mut build = std::process::Command::new(&cargo);

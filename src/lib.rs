@@ -6,6 +6,8 @@
 //! - [`manifest`]: the file format and the checked [`Manifest`].
 #![warn(missing_docs)]
 
+#[cfg(feature = "harness")]
+mod bless;
 pub mod check;
 pub mod gateway;
 #[cfg(feature = "harness")]

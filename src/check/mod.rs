@@ -146,6 +146,17 @@ pub fn check_str(text: &str, path: &Path) -> Report {
     check_source(text, path, None)
 }
 
+/// Checks text as if it were the file at `path`, file handles looked up in `files/` beside it:
+/// `--bless` checks a rewrite this way before it writes it.
+#[cfg(feature = "harness")]
+pub(crate) fn check_as_file(text: &str, path: &Path) -> Report {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    check_source(text, path, Some(&dir.join("files")))
+}
+
 fn check_source(text: &str, path: &Path, files_dir: Option<&Path>) -> Report {
     let mut out = Vec::new();
     let manifest = run(text, path, files_dir, &mut out);

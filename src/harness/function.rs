@@ -68,6 +68,8 @@ fn trial(runner: &Runner, example: &Example, name: &str) -> Result<(), String> {
             message,
         },
     };
+    let pass = crate::bless::Pass::Function;
+    crate::bless::observe(pass, runner.manifest(), runner.gateway(), example, &got);
     judge(runner.manifest(), runner.gateway(), example, got)
 }
 

@@ -158,6 +158,8 @@ impl Shared {
             },
             Ok(Err(e)) => return Err(self.unreachable(live, &format!("the call failed: {e}"))),
         };
+        let pass = crate::bless::Pass::Mcp;
+        crate::bless::observe(pass, &self.manifest, &self.gateway, example, &got);
         verdict::judge(&self.manifest, &self.gateway, example, got)
     }
 

@@ -52,6 +52,7 @@ pub struct Harness {
     startup: Duration,
     junit: Option<PathBuf>,
     checks_shown: bool,
+    bless: bool,
 }
 
 impl Harness {
@@ -70,6 +71,7 @@ impl Harness {
             junit: std::env::var_os("HOLON_JUNIT").map(PathBuf::from),
             // `cargo holon-test` printed them already before it ran this test target.
             checks_shown: std::env::var_os(CHECKS_SHOWN).is_some(),
+            bless: std::env::var("HOLON_BLESS").is_ok_and(|v| v == "1"),
         }
     }
 
@@ -112,6 +114,13 @@ impl Harness {
         self
     }
 
+    /// After the run, write the agent's actual answers into the examples that differ (default
+    /// off, or `HOLON_BLESS=1`): see the README's "Blessing the examples".
+    pub fn bless(mut self, on: bool) -> Harness {
+        self.bless = on;
+        self
+    }
+
     /// Runs with the process's own arguments (libtest's: filters, `--exact`, `--list`, ...).
     pub fn run(self) -> ExitCode {
         self.run_with(&Arguments::from_args())
@@ -150,6 +159,9 @@ impl Harness {
                 return EXIT_REFUSED;
             }
         };
+        if self.bless {
+            crate::bless::start();
+        }
         let mut trials = Vec::new();
         if let Some(agent) = &self.agent {
             trials.extend(function::trials(&manifest, agent.clone()));
@@ -170,7 +182,11 @@ impl Harness {
             for example in &manifest.examples {
                 let (s, example) = (shared.clone(), example.clone());
                 trials.push(record::trial(format!("mcp::{}", example.name), move || {
-                    s.call(&example).map_err(Failed::from)
+                    let result = s.call(&example);
+                    if let Err(why) = &result {
+                        crate::bless::unanswered(crate::bless::Pass::Mcp, &example.name, why);
+                    }
+                    result.map_err(Failed::from)
                 }));
             }
         }
@@ -192,7 +208,9 @@ impl Harness {
         if let Some(lines) = &lines {
             github::print_failures(&manifest, lines, &records);
         }
-        let code = if conclusion.has_failed() {
+        let code = if self.bless {
+            crate::bless::finish(&self.manifest, &manifest, conclusion.num_failed)
+        } else if conclusion.has_failed() {
             EXIT_FAILED
         } else {
             0

@@ -12,7 +12,7 @@ fn bin_dir() -> PathBuf {
 }
 
 /// `cargo` with our freshly built `cargo-holon-test` first on the PATH, as an install would put it.
-fn cargo(dir: &Path) -> Command {
+pub(super) fn cargo(dir: &Path) -> Command {
     let path = std::env::join_paths(std::iter::once(bin_dir()).chain(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),
     )))
@@ -30,7 +30,7 @@ fn cargo(dir: &Path) -> Command {
     c
 }
 
-fn text(out: &Output) -> String {
+pub(super) fn text(out: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -38,7 +38,7 @@ fn text(out: &Output) -> String {
     )
 }
 
-fn failed_trials(out: &Output) -> Vec<String> {
+pub(super) fn failed_trials(out: &Output) -> Vec<String> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|l| {

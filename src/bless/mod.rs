@@ -1,0 +1,278 @@
+//! `--bless`: the agent's actual answers written into the examples of `holon.yaml`, in place.
+//! The passes report what they saw (`collect`); after the run, every example whose answer
+//! differs is rewritten (`rewrite`, over the node spans of `layout`, values written by
+//! `emit`) and the file replaced safely (`write`). A crash, a timeout, an answer the gateway
+//! refuses, an undeclared code or two passes that disagree are never written.
+
+mod collect;
+mod emit;
+mod layout;
+mod rewrite;
+mod write;
+
+use std::path::Path;
+
+pub(crate) use collect::{Pass, observe, start, unanswered};
+
+use crate::harness::json_eq;
+use crate::manifest::{Expect, Manifest};
+use collect::Seen;
+use rewrite::Answer;
+use write::{Change, Fate};
+
+/// Exit code when every difference was blessed.
+const EXIT_BLESSED: u8 = 0;
+/// Exit code when a difference was left as it was (libtest's failure code).
+const EXIT_LEFT: u8 = 101;
+
+/// After the run: writes every blessable difference into the manifest at `path`, prints what
+/// was written and what was left, and returns the run's exit code: 0 when every failed trial
+/// was a difference now written, 101 otherwise.
+pub(crate) fn finish(path: &Path, manifest: &Manifest, failed: u64) -> u8 {
+    let seen = collect::take();
+    let mut changes = Vec::new();
+    // Failed trials each change accounts for.
+    let mut accounts = Vec::new();
+    let mut left = Vec::new();
+    for example in &manifest.examples {
+        let mine: Vec<&Seen> = seen.iter().filter(|s| s.example == example.name).collect();
+        let failing = mine
+            .iter()
+            .filter(|s| !matches!(&s.answer, Ok(a) if promises(&example.expect, a)))
+            .count();
+        if failing == 0 {
+            continue;
+        }
+        let refused: Vec<String> = mine
+            .iter()
+            .filter_map(|s| {
+                s.answer
+                    .as_ref()
+                    .err()
+                    .map(|why| format!("{}: {why}", s.pass.name()))
+            })
+            .collect();
+        if !refused.is_empty() {
+            left.push((example.name.clone(), refused.join("; ")));
+            continue;
+        }
+        let answers: Vec<(&Seen, &Answer)> = mine
+            .iter()
+            .filter_map(|s| s.answer.as_ref().ok().map(|a| (*s, a)))
+            .collect();
+        let (_, first) = answers[0];
+        if let Some((other, a)) = answers.iter().find(|(_, a)| !same(a, first)) {
+            left.push((
+                example.name.clone(),
+                format!(
+                    "the passes disagree: {} says {}, {} says {}",
+                    answers[0].0.pass.name(),
+                    show(first),
+                    other.pass.name(),
+                    show(a)
+                ),
+            ));
+            continue;
+        }
+        changes.push(Change {
+            example: example.name.clone(),
+            old: example.expect.clone(),
+            new: first.clone(),
+        });
+        accounts.push(failing as u64);
+    }
+    let shown = path.display();
+    let mut blessed_trials = 0;
+    if !changes.is_empty() {
+        match write::bless_file(path, &changes) {
+            Ok(fates) => {
+                let mut lines = Vec::new();
+                for ((change, fate), trials) in changes.iter().zip(fates).zip(&accounts) {
+                    match fate {
+                        Fate::Written | Fate::AlreadySaid => {
+                            blessed_trials += trials;
+                            let note = if fate == Fate::AlreadySaid {
+                                "  (already written by another run)"
+                            } else {
+                                ""
+                            };
+                            lines.push(format!(
+                                "  `{}`: {}  =>  {}{note}",
+                                change.example,
+                                show_expect(&change.old),
+                                show(&change.new)
+                            ));
+                        }
+                        Fate::Moved => left.push((
+                            change.example.clone(),
+                            "the example changed in the file during the run; run again".into(),
+                        )),
+                    }
+                }
+                if !lines.is_empty() {
+                    eprintln!(
+                        "\nbless: `{shown}`: {} example{} now say{} what the agent does",
+                        lines.len(),
+                        if lines.len() == 1 { "" } else { "s" },
+                        if lines.len() == 1 { "s" } else { "" }
+                    );
+                    for line in lines {
+                        eprintln!("{line}");
+                    }
+                }
+            }
+            Err(why) => {
+                eprintln!("\nbless: `{shown}` was not rewritten: {why}");
+            }
+        }
+    }
+    if !left.is_empty() {
+        eprintln!(
+            "\nbless: left as {} (a crash, a timeout, an answer the gateway refuses or an undeclared code is never an example):",
+            if left.len() == 1 { "it is" } else { "they are" }
+        );
+        for (name, why) in &left {
+            eprintln!("  `{name}`: {why}");
+        }
+    }
+    if blessed_trials == failed {
+        EXIT_BLESSED
+    } else {
+        EXIT_LEFT
+    }
+}
+
+fn promises(expect: &Expect, answer: &Answer) -> bool {
+    match (expect, answer) {
+        (Expect::Output(e), Answer::Output(a)) => json_eq(e, a),
+        (Expect::Error(e), Answer::Error(a)) => e == a,
+        _ => false,
+    }
+}
+
+fn same(a: &Answer, b: &Answer) -> bool {
+    match (a, b) {
+        (Answer::Output(a), Answer::Output(b)) => json_eq(a, b),
+        (Answer::Error(a), Answer::Error(b)) => a == b,
+        _ => false,
+    }
+}
+
+fn show(answer: &Answer) -> String {
+    match answer {
+        Answer::Output(v) => format!("output: {v}"),
+        Answer::Error(c) => format!("error: {c}"),
+    }
+}
+
+fn show_expect(expect: &Expect) -> String {
+    match expect {
+        Expect::Output(v) => format!("output: {v}"),
+        Expect::Error(c) => format!("error: {c}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use collect::{Seen, push};
+    use serde_json::{Value, json};
+    use std::sync::Mutex;
+
+    /// What the passes saw is kept per process: one test at a time.
+    static SERIAL: Mutex<()> = Mutex::new(());
+
+    fn copy() -> (tempfile::TempDir, std::path::PathBuf, Manifest) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("holon.yaml");
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/word-stats/holon.yaml");
+        std::fs::copy(fixture, &path).unwrap();
+        let manifest = crate::check::check_file(&path).into_manifest().unwrap();
+        (dir, path, manifest)
+    }
+
+    fn drifted(manifest: &Manifest, words: u64) -> (String, Answer) {
+        let example = &manifest.examples[0];
+        let Expect::Output(old) = &example.expect else {
+            panic!("the first example of word-stats is a success")
+        };
+        let mut new: Value = old.clone();
+        new["words"] = json!(words);
+        (example.name.clone(), Answer::Output(new))
+    }
+
+    fn seen(pass: Pass, example: &str, answer: Result<Answer, String>) {
+        push(Seen {
+            pass,
+            example: example.to_string(),
+            answer,
+        });
+    }
+
+    fn words_before(manifest: &Manifest) -> Value {
+        match &manifest.examples[0].expect {
+            Expect::Output(o) => o["words"].clone(),
+            Expect::Error(_) => Value::Null,
+        }
+    }
+
+    /// The first example's `words` in the file after a run.
+    fn words_after(path: &Path) -> Value {
+        let after = crate::check::check_file(path).into_manifest().unwrap();
+        match &after.examples[0].expect {
+            Expect::Output(o) => o["words"].clone(),
+            Expect::Error(_) => Value::Null,
+        }
+    }
+
+    /// Each pass's `words` for the first example (or why it has no answer), then `finish`
+    /// with `failed` failed trials: the exit code, and the example's `words` before and after.
+    fn scenario(seen_by: &[(Pass, Result<u64, &str>)], failed: u64) -> (u8, Value, Value) {
+        let _one = SERIAL.lock();
+        let (_dir, path, manifest) = copy();
+        start();
+        for (pass, words) in seen_by {
+            let (name, answer) = drifted(&manifest, words.unwrap_or_default());
+            match words {
+                Ok(_) => seen(*pass, &name, Ok(answer)),
+                Err(why) => unanswered(*pass, &name, why),
+            }
+        }
+        let code = finish(&path, &manifest, failed);
+        (code, words_before(&manifest), words_after(&path))
+    }
+
+    #[test]
+    fn passes_that_agree_are_blessed_and_the_run_passes() {
+        let (code, _, after) = scenario(&[(Pass::Function, Ok(12)), (Pass::Mcp, Ok(12))], 2);
+        assert_eq!((code, after), (EXIT_BLESSED, json!(12)));
+    }
+
+    #[test]
+    fn passes_that_disagree_are_never_blessed() {
+        let (code, before, after) = scenario(&[(Pass::Function, Ok(12)), (Pass::Mcp, Ok(13))], 2);
+        assert_eq!((code, after), (EXIT_LEFT, before));
+    }
+
+    #[test]
+    fn a_pass_that_got_no_answer_blocks_the_blessing() {
+        let (code, before, after) = scenario(
+            &[
+                (Pass::Function, Ok(12)),
+                (
+                    Pass::Mcp,
+                    Err("the server exited (signal 9) before it answered"),
+                ),
+            ],
+            2,
+        );
+        assert_eq!((code, after), (EXIT_LEFT, before));
+    }
+
+    #[test]
+    fn a_failure_bless_does_not_explain_keeps_the_run_failed() {
+        // A third trial (`mcp::tools/list`) failed too: the drift is written, the run fails.
+        let (code, _, after) = scenario(&[(Pass::Function, Ok(12)), (Pass::Mcp, Ok(12))], 3);
+        assert_eq!((code, after), (EXIT_LEFT, json!(12)));
+    }
+}
