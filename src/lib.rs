@@ -7,6 +7,8 @@
 #![warn(missing_docs)]
 
 pub mod check;
+#[cfg(feature = "harness")]
+pub(crate) mod explore;
 pub mod gateway;
 #[cfg(feature = "harness")]
 pub mod harness;

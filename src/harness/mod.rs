@@ -46,6 +46,7 @@ pub struct Harness {
     agent: Option<Arc<dyn Agent>>,
     server: Option<ServerSpec>,
     startup: Duration,
+    explore: crate::explore::Asked,
 }
 
 impl Harness {
@@ -61,6 +62,7 @@ impl Harness {
             agent: None,
             server: None,
             startup,
+            explore: Default::default(),
         }
     }
 
@@ -87,6 +89,44 @@ impl Harness {
     /// `HOLON_STARTUP_TIMEOUT_S`).
     pub fn startup_timeout(mut self, limit: Duration) -> Harness {
         self.startup = limit;
+        self
+    }
+
+    /// Cases per explore trial (`explore::function`, `explore::mcp`): inputs generated from
+    /// `interface.input` between the examples. Default 100; 0 turns explore off.
+    /// `HOLON_EXPLORE_CASES` and `--explore-cases` win over this.
+    pub fn explore_cases(mut self, cases: u32) -> Harness {
+        self.explore.cases = Some(cases);
+        self
+    }
+
+    /// The explore seed (default: one derived from the manifest's bytes, the same on every
+    /// machine). `HOLON_EXPLORE_SEED` and `--explore-seed` win over this.
+    pub fn explore_seed(mut self, seed: u64) -> Harness {
+        self.explore.seed = Some(seed);
+        self
+    }
+
+    /// Whether `explore::mcp` requires the server's answer to equal the function's for the same
+    /// input (default on, when both passes run). Turn it off for an agent whose answers vary
+    /// from call to call, such as one with a model behind it.
+    pub fn explore_differential(mut self, on: bool) -> Harness {
+        self.explore.no_differential = !on;
+        self
+    }
+
+    /// The command line's explore settings, which win over the environment, and the command
+    /// that replays a `--server-cmd` run.
+    #[cfg(feature = "cli")]
+    pub(crate) fn explore_from_cli(
+        mut self,
+        cases: Option<u32>,
+        seed: Option<u64>,
+        replay: String,
+    ) -> Harness {
+        self.explore.cli_cases = cases;
+        self.explore.cli_seed = seed;
+        self.explore.cli_replay = Some(replay);
         self
     }
 
@@ -119,9 +159,46 @@ impl Harness {
                 return EXIT_REFUSED;
             }
         };
+        let explore = match self.explore.resolve(&self.manifest) {
+            Ok(settings) => Arc::new(settings),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_REFUSED;
+            }
+        };
         let mut trials = Vec::new();
         if let Some(agent) = &self.agent {
             trials.extend(function::trials(&manifest, agent.clone()));
+        }
+        // The function the explore trials call: the same gate, limits and watchdog as the
+        // function pass.
+        let reference = match &self.agent {
+            Some(agent) if explore.cases > 0 => {
+                match crate::runtime::Runner::new(manifest.clone(), agent.clone()) {
+                    Ok(runner) => Some(Arc::new(runner)),
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_REFUSED;
+                    }
+                }
+            }
+            _ => None,
+        };
+        let explore_function = |name: &'static str| -> Option<crate::explore::Call> {
+            let runner = reference.clone()?;
+            Some(Box::new(move |input: &serde_json::Value| {
+                function::answer(&runner, input.clone(), name)
+            }))
+        };
+        if let Some(call) = explore_function("explore::function") {
+            trials.push(crate::explore::trial(
+                "explore::function",
+                manifest.clone(),
+                gateway.clone(),
+                explore.clone(),
+                call,
+                None,
+            ));
         }
         let shared = self.server.as_ref().map(|spec| {
             Arc::new(mcp::Shared::new(
@@ -141,6 +218,21 @@ impl Harness {
                 trials.push(Trial::test(format!("mcp::{}", example.name), move || {
                     s.call(&example).map_err(Failed::from)
                 }));
+            }
+            if explore.cases > 0 {
+                let s = shared.clone();
+                let differential = explore
+                    .differential
+                    .then(|| explore_function("explore::mcp"))
+                    .flatten();
+                trials.push(crate::explore::trial(
+                    "explore::mcp",
+                    manifest.clone(),
+                    gateway.clone(),
+                    explore.clone(),
+                    Box::new(move |input: &serde_json::Value| s.answer(input)),
+                    differential,
+                ));
             }
         }
         let conclusion = libtest_mimic::run(args, trials);

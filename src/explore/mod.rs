@@ -1,0 +1,356 @@
+//! Explore: inputs generated from `interface.input` between the examples (edge cases first,
+//! then random ones), each admitted by the gateway's gate before it is sent, each answer judged
+//! as the gateway would settle it, a failure shrunk and printed as a ready-to-paste example.
+//!
+//! The whole plan of a trial (every input) is drawn before the first call, so a sender may take
+//! the inputs as one batch; the harness sends them one at a time.
+
+mod edges;
+mod generate;
+mod judge;
+mod report;
+mod schema;
+mod shrink;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use libtest_mimic::{Failed, Trial};
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+use serde_json::Value;
+
+use crate::gateway::Gateway;
+use crate::harness::Got;
+use crate::manifest::Manifest;
+
+pub use judge::Outcome;
+
+/// Cases per trial unless told otherwise.
+pub const DEFAULT_CASES: u32 = 100;
+
+/// How a run explores: set on the [`crate::harness::Harness`], overridden by
+/// `HOLON_EXPLORE_CASES` / `HOLON_EXPLORE_SEED`, overridden in turn by the command line.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Cases per trial; 0 turns explore off.
+    pub cases: u32,
+    /// The seed: the same seed draws the same inputs.
+    pub seed: u64,
+    /// Whether the seed came from the manifest's bytes (rather than being given).
+    pub seed_from_manifest: bool,
+    /// Compare the server's answers with the function's.
+    pub differential: bool,
+    /// The command that replays a trial, with `{trial}` for its name.
+    pub replay: String,
+}
+
+/// What a harness or the command line asked for, before the environment is read.
+#[derive(Debug, Clone, Default)]
+pub struct Asked {
+    /// From `Harness::explore_cases`.
+    pub cases: Option<u32>,
+    /// From `Harness::explore_seed`.
+    pub seed: Option<u64>,
+    /// `Harness::explore_differential(false)` turns the differential off.
+    pub no_differential: bool,
+    /// From the command line's `--explore-cases`: wins over the environment.
+    pub cli_cases: Option<u32>,
+    /// From the command line's `--explore-seed`.
+    pub cli_seed: Option<u64>,
+    /// The command line that replays a `--server-cmd` run, without the seed and the trial.
+    pub cli_replay: Option<String>,
+}
+
+impl Asked {
+    /// The settings for a run on the manifest at `path`: the command line first, then
+    /// `HOLON_EXPLORE_CASES` and `HOLON_EXPLORE_SEED`, then the harness's own, then the
+    /// defaults (100 cases, a seed from the manifest's bytes).
+    pub fn resolve(&self, path: &Path) -> Result<Settings, String> {
+        let env_cases = env("HOLON_EXPLORE_CASES", parse_cases)?;
+        let env_seed = env("HOLON_EXPLORE_SEED", parse_seed)?;
+        let cases = self
+            .cli_cases
+            .or(env_cases)
+            .or(self.cases)
+            .unwrap_or(DEFAULT_CASES);
+        let given = self.cli_seed.or(env_seed).or(self.seed);
+        let seed = match given {
+            Some(seed) => seed,
+            None => manifest_seed(path)?,
+        };
+        let replay = match &self.cli_replay {
+            Some(base) => {
+                let mut line = format!("{base} --explore-seed {seed}");
+                if cases != DEFAULT_CASES {
+                    line.push_str(&format!(" --explore-cases {cases}"));
+                }
+                line.push_str(" -- --exact {trial}");
+                line
+            }
+            None => {
+                let mut line = format!("HOLON_EXPLORE_SEED={seed}");
+                if cases != DEFAULT_CASES {
+                    line.push_str(&format!(" HOLON_EXPLORE_CASES={cases}"));
+                }
+                line.push_str(" cargo holon-test -- --exact {trial}");
+                line
+            }
+        };
+        Ok(Settings {
+            cases,
+            seed,
+            seed_from_manifest: given.is_none(),
+            differential: !self.no_differential,
+            replay,
+        })
+    }
+}
+
+fn env<T>(name: &str, parse: fn(&str) -> Result<T, String>) -> Result<Option<T>, String> {
+    match std::env::var(name) {
+        Ok(text) if text.trim().is_empty() => Ok(None),
+        Ok(text) => parse(text.trim())
+            .map(Some)
+            .map_err(|e| format!("`{name}={text}`: {e}")),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(format!("`{name}` is not UTF-8")),
+    }
+}
+
+/// A case count: a whole number from 0 (off).
+pub fn parse_cases(text: &str) -> Result<u32, String> {
+    text.parse::<u32>().map_err(|_| {
+        "the number of explore cases must be a whole number from 0 (0 turns explore off)"
+            .to_string()
+    })
+}
+
+/// A seed: a whole number, decimal or `0x` hexadecimal.
+pub fn parse_seed(text: &str) -> Result<u64, String> {
+    let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => text.parse::<u64>(),
+    };
+    parsed.map_err(|_| {
+        "the explore seed must be a whole number from 0 to 2^64-1 (decimal or 0x hexadecimal)"
+            .to_string()
+    })
+}
+
+/// The seed a manifest's bytes give: the same on every machine and in CI, and a new one when
+/// the manifest changes.
+fn manifest_seed(path: &Path) -> Result<u64, String> {
+    use sha2::Digest;
+    let bytes = std::fs::read(path)
+        .map_err(|e| format!("cannot read `{}` for the explore seed: {e}", path.display()))?;
+    let digest = sha2::Sha256::digest(&bytes);
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    Ok(u64::from_le_bytes(first))
+}
+
+/// One case of a trial.
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// Its place in the plan, from 0.
+    pub index: usize,
+    /// Where it came from.
+    pub origin: Origin,
+    /// The input, admitted by the gate.
+    pub input: Value,
+}
+
+/// Where a case came from.
+#[derive(Debug, Clone)]
+pub enum Origin {
+    /// An edge case, with what makes it one.
+    Edge(String),
+    /// Drawn at random.
+    Random,
+}
+
+/// Every input of a trial, drawn before the first call.
+pub struct Plan {
+    /// The cases, edges first.
+    pub cases: Vec<Case>,
+    /// Inputs drawn that the gate refused (never sent).
+    pub refused: usize,
+}
+
+/// Draws the plan: the edge cases the gate admits, in order, then random inputs the gate
+/// admits, up to `settings.cases`. `Err` when the generator finds no input the gate admits.
+pub fn plan(manifest: &Manifest, gateway: &Gateway, settings: &Settings) -> Result<Plan, String> {
+    let wanted = settings.cases as usize;
+    let schemas = schema::Schemas {
+        root: &manifest.interface.input,
+        handles: handles(manifest),
+        max_bytes: manifest.runtime.limits.max_input_bytes,
+    };
+    let mut cases = Vec::with_capacity(wanted);
+    let mut refused = 0;
+    let mut last_refusal = None;
+    for edge in edges::edges(&schemas) {
+        if cases.len() == wanted {
+            break;
+        }
+        match gateway.admit(&edge.input) {
+            Ok(()) => cases.push(Case {
+                index: cases.len(),
+                origin: Origin::Edge(edge.label),
+                input: edge.input,
+            }),
+            Err(e) => {
+                refused += 1;
+                last_refusal = Some(e.to_string());
+            }
+        }
+    }
+    let mut seed = [0u8; 32];
+    for chunk in seed.chunks_mut(8) {
+        chunk.copy_from_slice(&settings.seed.to_le_bytes());
+    }
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        TestRng::from_seed(RngAlgorithm::ChaCha, &seed),
+    );
+    let strategy = generate::strategy(&schemas);
+    if let Ok(strategy) = &strategy {
+        // Enough tries for a gate that refuses nine drawn inputs in ten; past that the schema
+        // is one the generator cannot serve, and the plan says so rather than looping.
+        let tries = (wanted - cases.len()) * 10 + 100;
+        for _ in 0..tries {
+            if cases.len() == wanted {
+                break;
+            }
+            let Ok(tree) = strategy.new_tree(&mut runner) else {
+                break;
+            };
+            let input = tree.current();
+            match gateway.admit(&input) {
+                Ok(()) => cases.push(Case {
+                    index: cases.len(),
+                    origin: Origin::Random,
+                    input,
+                }),
+                Err(e) => {
+                    refused += 1;
+                    last_refusal = Some(e.to_string());
+                }
+            }
+        }
+    }
+    if cases.is_empty() && wanted > 0 {
+        let why = match (strategy.err(), last_refusal) {
+            (Some(e), _) => e,
+            (None, Some(refusal)) => format!("the gate refused all {refused}; the last: {refusal}"),
+            (None, None) => "it drew none".to_string(),
+        };
+        return Err(format!(
+            "explore cannot generate an input that `interface.input` admits: {why}\n(simplify the schema, or turn explore off with `HOLON_EXPLORE_CASES=0`)"
+        ));
+    }
+    Ok(Plan { cases, refused })
+}
+
+/// The file handles the examples can use: `holon://files/NAME` for each file in `files/`.
+fn handles(manifest: &Manifest) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(manifest.dir().join("files"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .filter_map(|e| e.file_name().to_str().map(|n| format!("holon://files/{n}")))
+        .collect();
+    names.sort();
+    names
+}
+
+/// A way to call the agent: one input in, what came back out; `Err` when nothing could be sent.
+pub type Call = Box<dyn Fn(&Value) -> Result<Got, String> + Send + Sync>;
+
+/// One explore trial: `call` is the pass under test; `reference`, when given, is the function
+/// the server's answers must equal.
+pub fn trial(
+    name: &'static str,
+    manifest: Arc<Manifest>,
+    gateway: Arc<Gateway>,
+    settings: Arc<Settings>,
+    call: Call,
+    reference: Option<Call>,
+) -> Trial {
+    Trial::test(name, move || {
+        run(
+            name,
+            &manifest,
+            &gateway,
+            &settings,
+            &call,
+            reference.as_ref(),
+        )
+        .map_err(Failed::from)
+    })
+}
+
+fn run(
+    name: &str,
+    manifest: &Manifest,
+    gateway: &Gateway,
+    settings: &Settings,
+    call: &Call,
+    reference: Option<&Call>,
+) -> Result<(), String> {
+    let plan = plan(manifest, gateway, settings)?;
+    let check = |input: &Value| -> Outcome {
+        let got = match call(input) {
+            Ok(got) => got,
+            Err(e) => return Outcome::unreachable(e),
+        };
+        let mut outcome = judge::settle(manifest, gateway, &got);
+        if outcome.defect.is_none()
+            && let Some(reference) = reference
+            && let Ok(expected) = reference(input)
+            && let Some(difference) = judge::differ(&expected, &got)
+        {
+            outcome.defect = Some(difference);
+        }
+        outcome
+    };
+    let mut tally = report::Tally::default();
+    let mut found = None;
+    for case in &plan.cases {
+        let outcome = check(&case.input);
+        tally.cases += 1;
+        if matches!(case.origin, Origin::Edge(_)) {
+            tally.edges += 1;
+        }
+        *tally
+            .statuses
+            .entry(outcome.status.code().to_string())
+            .or_default() += 1;
+        if outcome.defect.is_some() {
+            found = Some((case, outcome));
+            break;
+        }
+    }
+    eprintln!("{}", tally.line(name, manifest, plan.refused));
+    let Some((case, outcome)) = found else {
+        return Ok(());
+    };
+    let shrunk = shrink::shrink(
+        case.input.clone(),
+        outcome,
+        |v| gateway.admit(v).is_ok(),
+        check,
+    );
+    Err(report::Failure {
+        trial: name,
+        case,
+        total: plan.cases.len(),
+        shrunk: &shrunk,
+        seed: settings.seed,
+        seed_from_manifest: settings.seed_from_manifest,
+        replay: settings.replay.replace("{trial}", name),
+    }
+    .render())
+}
