@@ -188,7 +188,7 @@ mod tests {
         // Fails when the text holds a line break and `top` is at least 3; the gate wants `text`.
         let fails = |v: &Value| {
             let text = v["text"].as_str().unwrap_or_default();
-            let top = v.get("top").and_then(Value::as_i64).unwrap_or(10);
+            let top = v.get("top").and_then(Value::as_i64).unwrap_or(0);
             text.contains('\n') && top >= 3
         };
         let start = json!({"text": "some words\nand more words", "top": 40, "extra": [1, 2, 3]});
