@@ -47,10 +47,14 @@ impl Failure<'_> {
             Origin::Edge(label) => format!("edge case {label}"),
             Origin::Random => "a random case".to_string(),
         };
+        let steps = match self.shrunk.steps {
+            1 => "1 step".to_string(),
+            n => format!("{n} steps"),
+        };
         let shrunk = match (self.shrunk.steps, &self.shrunk.cut_short) {
             (0, None) => "already as small as it gets".to_string(),
-            (n, None) => format!("shrunk in {n} steps"),
-            (n, Some(why)) => format!("shrunk in {n} steps ({why})"),
+            (_, None) => format!("shrunk in {steps}"),
+            (_, Some(why)) => format!("shrunk in {steps} ({why})"),
         };
         let _ = writeln!(
             out,

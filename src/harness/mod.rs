@@ -187,7 +187,12 @@ impl Harness {
         let explore_function = |name: &'static str| -> Option<crate::explore::Call> {
             let runner = reference.clone()?;
             Some(Box::new(move |input: &serde_json::Value| {
-                function::answer(&runner, input.clone(), name)
+                // The watchdog names the input if the function never returns on it.
+                let watched = format!(
+                    "{name}` on the input `{}",
+                    crate::gateway::schema::short(input)
+                );
+                function::answer(&runner, input.clone(), &watched)
             }))
         };
         if let Some(call) = explore_function("explore::function") {
