@@ -297,6 +297,31 @@ fn a_correct_typescript_sdk_server_passes() {
     assert_eq!(run.trials().get("explore::mcp"), Some(&Ok(())), "{run}");
 }
 
+#[test]
+fn nextest_runs_the_explore_trials_each_in_its_own_process() {
+    let marker = Marker::new();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .args([
+            "nextest",
+            "run",
+            "-p",
+            "word-stats",
+            "--test",
+            "holon",
+            "--color",
+            "never",
+            "explore::",
+        ])
+        .env_remove("HOLON_EXPLORE_CASES")
+        .current_dir(root());
+    let run = marker.spawn(&mut command).finish(CARGO_LIMIT);
+    run.expect_code(0);
+    assert!(run.stderr.contains("2 tests run: 2 passed"), "{run}");
+    marker.assert_none_left();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Settings.
 
