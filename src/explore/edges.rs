@@ -108,7 +108,7 @@ fn minimal_typed(s: &Schemas, n: &Value, t: &str, depth: usize) -> Option<Value>
             if let Some(m) = schema::num(n, "multipleOf").filter(|m| *m >= 1.0) {
                 let m = m as i64;
                 if x.rem_euclid(m) != 0 {
-                    x += m - x.rem_euclid(m);
+                    x = x.checked_add(m - x.rem_euclid(m)).unwrap_or(x);
                 }
             }
             Some(Value::from(x))
@@ -317,16 +317,14 @@ fn integers(n: &Value) -> Vec<(String, Value)> {
     }
     if let Some(m) = schema::num(n, "multipleOf").filter(|m| *m >= 1.0 && m.fract() == 0.0) {
         let m = m as i64;
-        let lo = lo.unwrap_or(-1000 * m);
-        let hi = hi.unwrap_or(1000 * m);
-        out.push((
-            format!("the lowest multiple of {m}"),
-            lo + (m - lo.rem_euclid(m)) % m,
-        ));
-        out.push((
-            format!("the highest multiple of {m}"),
-            hi - hi.rem_euclid(m),
-        ));
+        let lo = lo.unwrap_or(m.saturating_mul(-1000));
+        let hi = hi.unwrap_or(m.saturating_mul(1000));
+        if let Some(x) = lo.checked_add((m - lo.rem_euclid(m)) % m) {
+            out.push((format!("the lowest multiple of {m}"), x));
+        }
+        if let Some(x) = hi.checked_sub(hi.rem_euclid(m)) {
+            out.push((format!("the highest multiple of {m}"), x));
+        }
     }
     out.into_iter().map(|(w, x)| (w, Value::from(x))).collect()
 }

@@ -63,12 +63,18 @@ fn node(s: &Schemas, raw: &Value, depth: usize, at: &str) -> Result<Gen, String>
             return Ok(Union::new(options).boxed());
         }
     }
-    let options: Vec<Gen> = schema::types(&n)
-        .into_iter()
-        .filter_map(|t| typed(s, &n, t, depth, at).ok())
-        .collect();
+    let mut options = Vec::new();
+    let mut first_error = None;
+    for t in schema::types(&n) {
+        match typed(s, &n, t, depth, at) {
+            Ok(g) => options.push(g),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
     if options.is_empty() {
-        return typed(s, &n, schema::types(&n)[0], depth, at);
+        return Err(first_error.unwrap_or_else(|| format!("`{at}` admits no JSON type")));
     }
     Ok(Union::new(options).boxed())
 }
@@ -99,15 +105,18 @@ fn integer(n: &Value, at: &str) -> Result<Gen, String> {
                     "`{at}` admits no multiple of {m} between its bounds"
                 ));
             }
-            return Ok((klo..=khi).prop_map(move |k| Value::from(k * m)).boxed());
+            return Ok((klo..=khi)
+                .prop_filter_map("past i64", move |k| k.checked_mul(m).map(Value::from))
+                .boxed());
         }
         (true, _) => (lo, hi),
     };
     Ok((lo..=hi).prop_map(Value::from).boxed())
 }
 
+/// `a / b` rounded up, for `b > 0`, without overflow at `i64::MIN`.
 fn div_ceil(a: i64, b: i64) -> i64 {
-    -((-a).div_euclid(b))
+    (-((-i128::from(a)).div_euclid(i128::from(b)))) as i64
 }
 
 fn number(n: &Value, at: &str) -> Result<Gen, String> {

@@ -502,6 +502,26 @@ mod tests {
     }
 
     #[test]
+    fn extreme_bounds_and_multiples_draw_without_overflow() {
+        let input = json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "integer", "minimum": -9223372036854775808i64, "maximum": 9223372036854775807i64, "multipleOf": 4611686018427387904u64},
+                "b": {"type": "integer", "multipleOf": 4611686018427387904u64},
+                "c": {"type": "integer", "minimum": -9223372036854775808i64},
+                "d": {"type": "number", "minimum": -1e308, "maximum": 1e308, "multipleOf": 1e300},
+                "e": {"type": ["integer", "string"], "maximum": -9223372036854775808i64, "maxLength": 0}
+            }
+        });
+        let (_dir, manifest, gateway) = manifest(&input, &json!({}));
+        let plan = plan(&manifest, &gateway, &settings(300)).unwrap();
+        assert_eq!(plan.cases.len(), 300);
+        for case in &plan.cases {
+            assert!(gateway.admit(&case.input).is_ok(), "{}", case.input);
+        }
+    }
+
+    #[test]
     fn the_plan_is_the_same_for_the_same_seed() {
         let input = json!({"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string", "maxLength": 50}}});
         let (_dir, manifest, gateway) = manifest(&input, &json!({}));

@@ -415,6 +415,32 @@ fn zero_cases_turn_explore_off() {
 }
 
 #[test]
+fn cargo_holon_test_passes_the_explore_settings_to_the_agent_s_tests() {
+    let list = |args: &[&str]| {
+        let marker = Marker::new();
+        let mut command = Command::new(CLI);
+        command
+            .arg("holon-test")
+            .args(args)
+            .args(["--", "--list"])
+            .env_remove("HOLON_EXPLORE_CASES")
+            .current_dir(root().join("examples/word-stats"));
+        let run = marker.spawn(&mut command).finish(CARGO_LIMIT);
+        run.expect_code(0);
+        run.listed()
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+    };
+    let on = list(&[]);
+    assert!(on.contains(&"explore::function".to_string()), "{on:?}");
+    assert!(on.contains(&"explore::mcp".to_string()), "{on:?}");
+    let off = list(&["--explore-cases", "0", "--explore-seed", "0x10"]);
+    assert_eq!(off.len() + 2, on.len(), "{off:?}");
+    assert!(!off.iter().any(|t| t.starts_with("explore::")), "{off:?}");
+}
+
+#[test]
 fn bad_explore_settings_are_refused_clearly() {
     // On the command line: a usage error.
     let mut command = server_cmd("true");
