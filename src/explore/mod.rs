@@ -2,8 +2,9 @@
 //! then random ones), each admitted by the gateway's gate before it is sent, each answer judged
 //! as the gateway would settle it, a failure shrunk and printed as a ready-to-paste example.
 //!
-//! The whole plan of a trial (every input) is drawn before the first call, so a sender may take
-//! the inputs as one batch; the harness sends them one at a time.
+//! The whole plan (every input) is drawn once per run, before the first call, and shared by
+//! both trials, so a sender may take the inputs as one batch; the harness sends them one at a
+//! time.
 
 mod edges;
 mod generate;
@@ -12,8 +13,9 @@ mod report;
 mod schema;
 mod shrink;
 
+use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use libtest_mimic::{Failed, Trial};
 use proptest::strategy::{Strategy, ValueTree};
@@ -269,90 +271,126 @@ fn handles(manifest: &Manifest) -> Vec<String> {
 /// A way to call the agent: one input in, what came back out; `Err` when nothing could be sent.
 pub type Call = Box<dyn Fn(&Value) -> Result<Got, String> + Send + Sync>;
 
-/// One explore trial: `call` is the pass under test; `reference`, when given, is the function
-/// the server's answers must equal.
-pub fn trial(
-    name: &'static str,
+/// What the explore trials of one run share: the plan, drawn once, and the function's answers,
+/// which the differential of `explore::mcp` reuses instead of calling the function again.
+pub struct Explorer {
     manifest: Arc<Manifest>,
     gateway: Arc<Gateway>,
     settings: Arc<Settings>,
-    call: Call,
-    reference: Option<Call>,
-) -> Trial {
-    Trial::test(name, move || {
-        run(
-            name,
-            &manifest,
-            &gateway,
-            &settings,
-            &call,
-            reference.as_ref(),
-        )
-        .map_err(Failed::from)
-    })
+    plan: OnceLock<Result<Plan, String>>,
+    answers: Mutex<HashMap<String, Got>>,
 }
 
-fn run(
-    name: &str,
-    manifest: &Manifest,
-    gateway: &Gateway,
-    settings: &Settings,
-    call: &Call,
-    reference: Option<&Call>,
-) -> Result<(), String> {
-    let plan = plan(manifest, gateway, settings)?;
-    let check = |input: &Value| -> Outcome {
-        let got = match call(input) {
-            Ok(got) => got,
-            Err(e) => return Outcome::unreachable(e),
+/// Which pass a trial explores.
+pub enum Pass {
+    /// The function: its answers are kept for the differential.
+    Function,
+    /// The server; `reference`, when given, is the function its answers must equal.
+    Server {
+        /// The function, for the differential.
+        reference: Option<Call>,
+    },
+}
+
+impl Explorer {
+    /// The explorer of one run.
+    pub fn new(
+        manifest: Arc<Manifest>,
+        gateway: Arc<Gateway>,
+        settings: Arc<Settings>,
+    ) -> Arc<Explorer> {
+        Arc::new(Explorer {
+            manifest,
+            gateway,
+            settings,
+            plan: OnceLock::new(),
+            answers: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// One explore trial named `name`, calling the pass through `call`.
+    pub fn trial(self: &Arc<Self>, name: &'static str, call: Call, pass: Pass) -> Trial {
+        let explorer = self.clone();
+        Trial::test(name, move || {
+            explorer.run(name, &call, &pass).map_err(Failed::from)
+        })
+    }
+
+    fn run(&self, name: &str, call: &Call, pass: &Pass) -> Result<(), String> {
+        let (manifest, gateway, settings) = (&*self.manifest, &*self.gateway, &*self.settings);
+        let plan = self
+            .plan
+            .get_or_init(|| plan(manifest, gateway, settings))
+            .as_ref()
+            .map_err(Clone::clone)?;
+        let check = |input: &Value| -> Outcome {
+            let got = match call(input) {
+                Ok(got) => got,
+                Err(e) => return Outcome::unreachable(e),
+            };
+            let mut outcome = judge::settle(manifest, gateway, &got);
+            match pass {
+                Pass::Function => {
+                    if let Ok(mut answers) = self.answers.lock() {
+                        answers.insert(input.to_string(), got);
+                    }
+                }
+                Pass::Server {
+                    reference: Some(reference),
+                } if outcome.defect.is_none() => {
+                    let kept = self
+                        .answers
+                        .lock()
+                        .ok()
+                        .and_then(|a| a.get(&input.to_string()).cloned());
+                    if let Some(expected) = kept.or_else(|| reference(input).ok())
+                        && let Some(difference) = judge::differ(&expected, &got)
+                    {
+                        outcome.defect = Some(difference);
+                    }
+                }
+                Pass::Server { .. } => {}
+            }
+            outcome
         };
-        let mut outcome = judge::settle(manifest, gateway, &got);
-        if outcome.defect.is_none()
-            && let Some(reference) = reference
-            && let Ok(expected) = reference(input)
-            && let Some(difference) = judge::differ(&expected, &got)
-        {
-            outcome.defect = Some(difference);
+        let mut tally = report::Tally::default();
+        let mut found = None;
+        for case in &plan.cases {
+            let outcome = check(&case.input);
+            tally.cases += 1;
+            if matches!(case.origin, Origin::Edge(_)) {
+                tally.edges += 1;
+            }
+            *tally
+                .statuses
+                .entry(outcome.status.code().to_string())
+                .or_default() += 1;
+            if outcome.defect.is_some() {
+                found = Some((case, outcome));
+                break;
+            }
         }
-        outcome
-    };
-    let mut tally = report::Tally::default();
-    let mut found = None;
-    for case in &plan.cases {
-        let outcome = check(&case.input);
-        tally.cases += 1;
-        if matches!(case.origin, Origin::Edge(_)) {
-            tally.edges += 1;
+        eprintln!("{}", tally.line(name, manifest, plan.refused));
+        let Some((case, outcome)) = found else {
+            return Ok(());
+        };
+        let shrunk = shrink::shrink(
+            case.input.clone(),
+            outcome,
+            |v| gateway.admit(v).is_ok(),
+            check,
+        );
+        Err(report::Failure {
+            trial: name,
+            case,
+            total: plan.cases.len(),
+            shrunk: &shrunk,
+            seed: settings.seed,
+            seed_from_manifest: settings.seed_from_manifest,
+            replay: settings.replay.replace("{trial}", name),
         }
-        *tally
-            .statuses
-            .entry(outcome.status.code().to_string())
-            .or_default() += 1;
-        if outcome.defect.is_some() {
-            found = Some((case, outcome));
-            break;
-        }
+        .render())
     }
-    eprintln!("{}", tally.line(name, manifest, plan.refused));
-    let Some((case, outcome)) = found else {
-        return Ok(());
-    };
-    let shrunk = shrink::shrink(
-        case.input.clone(),
-        outcome,
-        |v| gateway.admit(v).is_ok(),
-        check,
-    );
-    Err(report::Failure {
-        trial: name,
-        case,
-        total: plan.cases.len(),
-        shrunk: &shrunk,
-        seed: settings.seed,
-        seed_from_manifest: settings.seed_from_manifest,
-        replay: settings.replay.replace("{trial}", name),
-    }
-    .render())
 }
 
 #[cfg(test)]

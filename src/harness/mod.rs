@@ -195,15 +195,10 @@ impl Harness {
                 function::answer(&runner, input.clone(), &watched)
             }))
         };
+        let explorer =
+            crate::explore::Explorer::new(manifest.clone(), gateway.clone(), explore.clone());
         if let Some(call) = explore_function("explore::function") {
-            trials.push(crate::explore::trial(
-                "explore::function",
-                manifest.clone(),
-                gateway.clone(),
-                explore.clone(),
-                call,
-                None,
-            ));
+            trials.push(explorer.trial("explore::function", call, crate::explore::Pass::Function));
         }
         let shared = self.server.as_ref().map(|spec| {
             Arc::new(mcp::Shared::new(
@@ -230,13 +225,12 @@ impl Harness {
                     .differential
                     .then(|| explore_function("explore::mcp"))
                     .flatten();
-                trials.push(crate::explore::trial(
+                trials.push(explorer.trial(
                     "explore::mcp",
-                    manifest.clone(),
-                    gateway.clone(),
-                    explore.clone(),
                     Box::new(move |input: &serde_json::Value| s.answer(input)),
-                    differential,
+                    crate::explore::Pass::Server {
+                        reference: differential,
+                    },
                 ));
             }
         }
