@@ -45,6 +45,8 @@ fn harness_role() -> i32 {
     let code = holon_kit::harness::Harness::new(&manifest)
         .function(holon_kit::agent(timed_run))
         .server_command(server)
+        // The examples only: explore has its own benchmark (benches/explore.rs).
+        .explore_cases(0)
         .run_code(&libtest_mimic::Arguments::from_args());
     eprintln!(
         "{FUNCTION_TIME}{}",

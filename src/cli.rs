@@ -47,6 +47,15 @@ struct Cli {
     /// created if missing.
     #[arg(long, value_name = "PATH")]
     junit: Option<PathBuf>,
+    /// Cases per explore trial (`explore::function`, `explore::mcp`): inputs generated from
+    /// `interface.input` between the examples; 0 turns explore off [default: 100, or
+    /// `HOLON_EXPLORE_CASES`].
+    #[arg(long, value_name = "N", value_parser = crate::explore::parse_cases)]
+    explore_cases: Option<u32>,
+    /// The explore seed, decimal or 0x hexadecimal [default: from the manifest's bytes, or
+    /// `HOLON_EXPLORE_SEED`].
+    #[arg(long, value_name = "SEED", value_parser = crate::explore::parse_seed)]
+    explore_seed: Option<u64>,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -186,9 +195,15 @@ fn run_tests(cli: &Cli) -> u8 {
                     return EXIT_USAGE;
                 }
             };
+            let replay = format!(
+                "cargo holon-test --manifest {} --server-cmd {}",
+                shell_quote(&manifest.display().to_string()),
+                shell_quote(command)
+            );
             let mut harness = crate::harness::Harness::new(&manifest)
                 .server_command(command.clone())
                 .startup_timeout(std::time::Duration::from_secs_f64(cli.startup_timeout))
+                .explore_from_cli(cli.explore_cases, cli.explore_seed, replay)
                 .bless(cli.bless);
             if let Some(path) = &cli.junit {
                 harness = harness.junit(path);
@@ -236,6 +251,12 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
         // nextest with `HOLON_BLESS=1`.
         if cli.bless {
             c.env("HOLON_BLESS", "1");
+        }
+        if let Some(cases) = cli.explore_cases {
+            c.env("HOLON_EXPLORE_CASES", cases.to_string());
+        }
+        if let Some(seed) = cli.explore_seed {
+            c.env("HOLON_EXPLORE_SEED", seed.to_string());
         }
     };
     let mut build = std::process::Command::new(&cargo);
@@ -353,4 +374,17 @@ fn stdout(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// A word for `sh`, quoted only when it needs to be.
+fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@%+,".contains(&b));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }

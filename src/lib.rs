@@ -9,6 +9,8 @@
 #[cfg(feature = "harness")]
 mod bless;
 pub mod check;
+#[cfg(feature = "harness")]
+pub(crate) mod explore;
 pub mod gateway;
 #[cfg(feature = "harness")]
 pub mod harness;

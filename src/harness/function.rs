@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use libtest_mimic::{Failed, Trial};
+use serde_json::Value;
 
 use super::process;
 use super::verdict::{Got, judge};
@@ -41,13 +42,21 @@ pub fn trials(manifest: &Arc<Manifest>, agent: Arc<dyn Agent>) -> Vec<Trial> {
 }
 
 fn trial(runner: &Runner, example: &Example, name: &str) -> Result<(), String> {
+    let got = answer(runner, example.input.clone(), name)?;
+    let pass = crate::bless::Pass::Function;
+    crate::bless::observe(pass, runner.manifest(), runner.gateway(), example, &got);
+    judge(runner.manifest(), runner.gateway(), example, got)
+}
+
+/// One input through the function, as the gateway would run it, watched under `name`.
+pub fn answer(runner: &Runner, input: Value, name: &str) -> Result<Got, String> {
     let limit = runner.manifest().runtime.limits.timeout();
     let runtime = Pooled::take()?;
     let _watched = Watched::new(name, limit);
     let started = Instant::now();
     // The function pass reads `holon://files/NAME` straight from `files/NAME`.
     let ctx = Ctx::with_files_dir(runner.manifest().dir().join("files"));
-    let mut answer = runtime.block_on(runner.run(example.input.clone(), ctx));
+    let mut answer = runtime.block_on(runner.run(input, ctx));
     let took = started.elapsed();
     // An awaiting function is cancelled at `timeout_s`; one that blocks its thread cannot be,
     // and its answer, however late, must still count as the gateway would count it.
@@ -61,16 +70,13 @@ fn trial(runner: &Runner, example: &Example, name: &str) -> Result<(), String> {
             ),
         };
     }
-    let got = match answer {
+    Ok(match answer {
         Answer::Output(v) => Got::Output(v),
         Answer::Error { code, message } => Got::Failed {
             code: Some(code),
             message,
         },
-    };
-    let pass = crate::bless::Pass::Function;
-    crate::bless::observe(pass, runner.manifest(), runner.gateway(), example, &got);
-    judge(runner.manifest(), runner.gateway(), example, got)
+    })
 }
 
 /// A current-thread runtime for one trial at a time: the function's task runs on the trial's

@@ -124,17 +124,26 @@ impl Shared {
 
     /// The `mcp::<example>` trial.
     pub fn call(&self, example: &Example) -> Result<(), String> {
+        let got = self.answer(&example.input)?;
+        let pass = crate::bless::Pass::Mcp;
+        crate::bless::observe(pass, &self.manifest, &self.gateway, example, &got);
+        verdict::judge(&self.manifest, &self.gateway, example, got)
+    }
+
+    /// One input through `tools/call` on the shared server: what came back, or why nothing
+    /// could (the server is gone, or never started).
+    pub fn answer(&self, input: &Value) -> Result<Got, String> {
         let live = self.live()?;
         if let Some(status) = live.server.exit_status() {
             return Err(format!(
                 "the server exited earlier in the run ({status}); gateway status: runtime_unavailable"
             ));
         }
-        let arguments = match &example.input {
+        let arguments = match input {
             Value::Object(map) => map.clone(),
             other => {
                 return Err(format!(
-                    "the example input is {}, but MCP arguments are an object",
+                    "the input is {}, but MCP arguments are an object",
                     crate::gateway::schema::type_of(other)
                 ));
             }
@@ -143,13 +152,13 @@ impl Shared {
         let mut params = CallToolRequestParams::new(self.manifest.runtime.tool.clone())
             .with_arguments(arguments);
         // File handles reach the server as signed links in `_meta`, as the gateway sends them.
-        if let Some(meta) = live.files.meta_for(&example.input)? {
+        if let Some(meta) = live.files.meta_for(input)? {
             params.meta = Some(rmcp::model::RequestMetaObject::from(meta));
         }
         let answer = live
             .runtime
             .block_on(async { tokio::time::timeout(limit, live.client.call_tool(params)).await });
-        let got = match answer {
+        Ok(match answer {
             Err(_) => Got::Hung(self.manifest.runtime.limits.timeout_s),
             Ok(Ok(result)) => from_result(result),
             Ok(Err(ServiceError::McpError(e))) => Got::RpcError {
@@ -157,10 +166,7 @@ impl Shared {
                 message: e.message.to_string(),
             },
             Ok(Err(e)) => return Err(self.unreachable(live, &format!("the call failed: {e}"))),
-        };
-        let pass = crate::bless::Pass::Mcp;
-        crate::bless::observe(pass, &self.manifest, &self.gateway, example, &got);
-        verdict::judge(&self.manifest, &self.gateway, example, got)
+        })
     }
 
     fn unreachable(&self, live: &Live, what: &str) -> String {

@@ -53,6 +53,7 @@ pub struct Harness {
     junit: Option<PathBuf>,
     checks_shown: bool,
     bless: bool,
+    explore: crate::explore::Asked,
 }
 
 impl Harness {
@@ -72,6 +73,7 @@ impl Harness {
             // `cargo holon-test` printed them already before it ran this test target.
             checks_shown: std::env::var_os(CHECKS_SHOWN).is_some(),
             bless: std::env::var("HOLON_BLESS").is_ok_and(|v| v == "1"),
+            explore: Default::default(),
         }
     }
 
@@ -121,6 +123,44 @@ impl Harness {
         self
     }
 
+    /// Cases per explore trial (`explore::function`, `explore::mcp`): inputs generated from
+    /// `interface.input` between the examples. Default 100; 0 turns explore off.
+    /// `HOLON_EXPLORE_CASES` and `--explore-cases` win over this.
+    pub fn explore_cases(mut self, cases: u32) -> Harness {
+        self.explore.cases = Some(cases);
+        self
+    }
+
+    /// The explore seed (default: one derived from the manifest's bytes, the same on every
+    /// machine). `HOLON_EXPLORE_SEED` and `--explore-seed` win over this.
+    pub fn explore_seed(mut self, seed: u64) -> Harness {
+        self.explore.seed = Some(seed);
+        self
+    }
+
+    /// Whether `explore::mcp` requires the server's answer to equal the function's for the same
+    /// input (default on, when both passes run). Turn it off for an agent whose answers vary
+    /// from call to call, such as one with a model behind it.
+    pub fn explore_differential(mut self, on: bool) -> Harness {
+        self.explore.no_differential = !on;
+        self
+    }
+
+    /// The command line's explore settings, which win over the environment, and the command
+    /// that replays a `--server-cmd` run.
+    #[cfg(feature = "cli")]
+    pub(crate) fn explore_from_cli(
+        mut self,
+        cases: Option<u32>,
+        seed: Option<u64>,
+        replay: String,
+    ) -> Harness {
+        self.explore.cli_cases = cases;
+        self.explore.cli_seed = seed;
+        self.explore.cli_replay = Some(replay);
+        self
+    }
+
     /// Runs with the process's own arguments (libtest's: filters, `--exact`, `--list`, ...).
     pub fn run(self) -> ExitCode {
         self.run_with(&Arguments::from_args())
@@ -162,9 +202,46 @@ impl Harness {
         if self.bless {
             crate::bless::start();
         }
+        let explore = match self.explore.resolve(&self.manifest) {
+            Ok(settings) => Arc::new(settings),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return EXIT_REFUSED;
+            }
+        };
         let mut trials = Vec::new();
         if let Some(agent) = &self.agent {
             trials.extend(function::trials(&manifest, agent.clone()));
+        }
+        // The function the explore trials call: the same gate, limits and watchdog as the
+        // function pass.
+        let reference = match &self.agent {
+            Some(agent) if explore.cases > 0 => {
+                match crate::runtime::Runner::new(manifest.clone(), agent.clone()) {
+                    Ok(runner) => Some(Arc::new(runner)),
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return EXIT_REFUSED;
+                    }
+                }
+            }
+            _ => None,
+        };
+        let explore_function = |name: &'static str| -> Option<crate::explore::Call> {
+            let runner = reference.clone()?;
+            Some(Box::new(move |input: &serde_json::Value| {
+                // The watchdog names the input if the function never returns on it.
+                let watched = format!(
+                    "{name}` on the input `{}",
+                    crate::gateway::schema::short(input)
+                );
+                function::answer(&runner, input.clone(), &watched)
+            }))
+        };
+        let explorer =
+            crate::explore::Explorer::new(manifest.clone(), gateway.clone(), explore.clone());
+        if let Some(call) = explore_function("explore::function") {
+            trials.push(explorer.trial("explore::function", call, crate::explore::Pass::Function));
         }
         let shared = self.server.as_ref().map(|spec| {
             Arc::new(mcp::Shared::new(
@@ -188,6 +265,20 @@ impl Harness {
                     }
                     result.map_err(Failed::from)
                 }));
+            }
+            if explore.cases > 0 {
+                let s = shared.clone();
+                let differential = explore
+                    .differential
+                    .then(|| explore_function("explore::mcp"))
+                    .flatten();
+                trials.push(explorer.trial(
+                    "explore::mcp",
+                    Box::new(move |input: &serde_json::Value| s.answer(input)),
+                    crate::explore::Pass::Server {
+                        reference: differential,
+                    },
+                ));
             }
         }
         let conclusion = libtest_mimic::run(args, trials);

@@ -8,7 +8,7 @@ use crate::gateway::{Gateway, Status};
 use crate::manifest::{Example, Expect, Manifest};
 
 /// What a call came back with, from either pass.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Got {
     /// An output (`structuredContent`, or the function's return value).
     Output(Value),

@@ -18,14 +18,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const CLI: &str = env!("CARGO_BIN_EXE_cargo-holon-test");
+pub(super) const CLI: &str = env!("CARGO_BIN_EXE_cargo-holon-test");
 
 /// Long enough for a cold nested `cargo build` on a busy two-core machine; only a hang gets there.
-const CARGO_LIMIT: Duration = Duration::from_secs(900);
+pub(super) const CARGO_LIMIT: Duration = Duration::from_secs(900);
 /// A `--server-cmd` run of the Python server takes a few seconds.
-const RUN_LIMIT: Duration = Duration::from_secs(60);
+pub(super) const RUN_LIMIT: Duration = Duration::from_secs(60);
 
-fn root() -> &'static Path {
+pub(super) fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -288,7 +288,8 @@ fn list_prints_every_trial_and_starts_nothing() {
         [
             "mcp::tools/list: test",
             "mcp::a short article: test",
-            "mcp::an empty document: test"
+            "mcp::an empty document: test",
+            "explore::mcp: test"
         ],
         "{run}"
     );
@@ -370,7 +371,7 @@ fn cargo_holon_test_passes_libtest_arguments_through() {
     );
     assert!(
         run.stdout
-            .contains("1 passed; 0 failed; 0 ignored; 0 measured; 4 filtered out"),
+            .contains("1 passed; 0 failed; 0 ignored; 0 measured; 6 filtered out"),
         "{run}"
     );
     marker.assert_none_left();
@@ -408,7 +409,8 @@ fn nextest_runs_each_trial_in_its_own_process() {
         );
     }
     assert!(run.stderr.contains("3 tests run: 3 passed"), "{run}");
-    assert!(run.stderr.contains("2 skipped"), "{run}");
+    // The function pass's two trials and the two explore trials.
+    assert!(run.stderr.contains("4 skipped"), "{run}");
     marker.assert_none_left();
 }
 
@@ -429,6 +431,8 @@ fn broken_rust_agent_fails_in_both_passes_naming_each_defect() {
             "--skip",
             "never returns",
         ])
+        // Explore would meet the defects too (tests/it/explore.rs gives it agents of its own).
+        .env("HOLON_EXPLORE_CASES", "0")
         .current_dir(root().join("tests/fixtures/agents/broken-agent"));
     let run = marker.spawn(&mut command).finish(CARGO_LIMIT);
     let crashed =
@@ -536,19 +540,21 @@ fn a_function_that_never_returns_ends_the_run_naming_it() {
 // ---------------------------------------------------------------------------------------------
 // Running the CLI.
 
-/// The Python fixture server under one `MODE`, as the CLI's `--server-cmd`.
-struct Py {
+/// The Python fixture server under one `MODE`, as the CLI's `--server-cmd`; explore is off
+/// (`HOLON_EXPLORE_CASES=0`) unless asked for, so these tests see the example trials alone.
+pub(super) struct Py {
     mode: &'static str,
     manifest: std::path::PathBuf,
     args: Vec<String>,
     libtest: Vec<String>,
     grandchild: bool,
     env: Vec<(&'static str, String)>,
-    marker: Marker,
+    explore: bool,
+    pub(super) marker: Marker,
 }
 
 impl Py {
-    fn new(mode: &'static str) -> Py {
+    pub(super) fn new(mode: &'static str) -> Py {
         Py {
             mode,
             manifest: root().join("tests/fixtures/harness/word-stats.yaml"),
@@ -556,11 +562,18 @@ impl Py {
             libtest: Vec::new(),
             grandchild: false,
             env: Vec::new(),
+            explore: false,
             marker: Marker::new(),
         }
     }
 
-    fn manifest(mut self, file: &'static str) -> Py {
+    /// With explore at its defaults, as a user runs it.
+    pub(super) fn explore(mut self) -> Py {
+        self.explore = true;
+        self
+    }
+
+    pub(super) fn manifest(mut self, file: &'static str) -> Py {
         self.manifest = root().join("tests/fixtures/harness").join(file);
         self
     }
@@ -570,12 +583,12 @@ impl Py {
         self
     }
 
-    fn args(mut self, args: &[&str]) -> Py {
+    pub(super) fn args(mut self, args: &[&str]) -> Py {
         self.args.extend(args.iter().map(|a| a.to_string()));
         self
     }
 
-    fn libtest(mut self, args: &[&str]) -> Py {
+    pub(super) fn libtest(mut self, args: &[&str]) -> Py {
         self.libtest.extend(args.iter().map(|a| a.to_string()));
         self
     }
@@ -620,11 +633,14 @@ impl Py {
             .env("MODE", self.mode)
             .env("PYTHONPATH", python)
             .envs(self.env.iter().map(|(k, v)| (*k, v)));
+        if !self.explore {
+            command.env("HOLON_EXPLORE_CASES", "0");
+        }
         self.marker.spawn(&mut command)
     }
 
     /// Runs to the end and checks that nothing is left behind.
-    fn run(self) -> Finished {
+    pub(super) fn run(self) -> Finished {
         let run = self.spawn().finish(RUN_LIMIT);
         self.marker.assert_none_left();
         run
@@ -632,10 +648,10 @@ impl Py {
 }
 
 /// A unique value in the environment of every process a test starts, to find them all.
-struct Marker(String);
+pub(super) struct Marker(String);
 
 impl Marker {
-    fn new() -> Marker {
+    pub(super) fn new() -> Marker {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -648,7 +664,7 @@ impl Marker {
         ))
     }
 
-    fn spawn(&self, command: &mut Command) -> Running {
+    pub(super) fn spawn(&self, command: &mut Command) -> Running {
         command
             .env("HOLON_TEST_MARKER", &self.0)
             .env("NO_COLOR", "1")
@@ -679,7 +695,7 @@ impl Marker {
     }
 
     /// No process of this test is left: a SIGKILL takes a moment to land, so poll.
-    fn assert_none_left(&self) {
+    pub(super) fn assert_none_left(&self) {
         let deadline = Instant::now() + Duration::from_secs(5);
         let mut pause = Duration::from_millis(5);
         loop {
@@ -709,7 +725,7 @@ impl Drop for Marker {
 }
 
 /// A process whose output is read as it comes.
-struct Running {
+pub(super) struct Running {
     child: Child,
     stdout: Arc<Mutex<Vec<u8>>>,
     stderr: Arc<Mutex<Vec<u8>>>,
@@ -779,7 +795,7 @@ impl Running {
     }
 
     /// Waits for the end (killing it past `limit`, which fails the test), then for its output.
-    fn finish(mut self, limit: Duration) -> Finished {
+    pub(super) fn finish(mut self, limit: Duration) -> Finished {
         let deadline = self.started + limit;
         let mut pause = Duration::from_millis(5);
         let status = loop {
@@ -839,10 +855,10 @@ fn collect(
 }
 
 /// A finished run of the CLI.
-struct Finished {
+pub(super) struct Finished {
     status: ExitStatus,
     stdout: String,
-    stderr: String,
+    pub(super) stderr: String,
     command: String,
 }
 
@@ -857,13 +873,21 @@ impl std::fmt::Display for Finished {
 }
 
 impl Finished {
-    fn expect_code(&self, code: i32) {
+    pub(super) fn expect_code(&self, code: i32) {
         assert_eq!(self.status.code(), Some(code), "{self}");
+    }
+
+    /// The trials `--list` printed.
+    pub(super) fn listed(&self) -> Vec<&str> {
+        self.stdout
+            .lines()
+            .filter_map(|l| l.strip_suffix(": test"))
+            .collect()
     }
 
     /// The outcome of every trial that ran, from libtest's JSON events: the failure message
     /// when it failed.
-    fn trials(&self) -> BTreeMap<String, Result<(), String>> {
+    pub(super) fn trials(&self) -> BTreeMap<String, Result<(), String>> {
         self.events()
             .filter(|e| e["type"] == "test" && e["event"] != "started")
             .map(|e| {
@@ -892,7 +916,7 @@ impl Finished {
 
     /// Exit 101; exactly these trials failed, each with a message holding every needle; every
     /// other trial passed.
-    fn expect_failed(&self, expected: &[(&str, &[&str])]) {
+    pub(super) fn expect_failed(&self, expected: &[(&str, &[&str])]) {
         let trials = self.trials();
         assert!(!trials.is_empty(), "no trial ran\n{self}");
         for (name, outcome) in &trials {

@@ -4,6 +4,7 @@
 
 mod bless;
 mod check;
+mod explore;
 mod files;
 mod harness;
 mod properties;

@@ -112,13 +112,15 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
         "mcp::a sentence",
         "mcp::an empty text",
         "function::no word long enough",
+        "explore::function",
+        "explore::mcp",
     ] {
         assert!(
             out.contains(&format!("test {trial}")),
             "missing {trial}:\n{out}"
         );
     }
-    assert!(out.contains("9 passed; 0 failed"), "{out}");
+    assert!(out.contains("11 passed; 0 failed"), "{out}");
 
     // The runtime takes the tool's name from the manifest it embeds, so a rebuilt server
     // follows a rename. A server built before the rename (a stale deployment) does not, and
