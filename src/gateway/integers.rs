@@ -95,7 +95,11 @@ fn marked(root: &Value, input: &Value) -> Vec<Vec<Owned>> {
         }
         // Schemas that apply to the value itself.
         for key in ["$ref", "$dynamicRef"] {
-            if let Some(target) = s.get(key).and_then(Value::as_str).and_then(|r| local(root, r)) {
+            if let Some(target) = s
+                .get(key)
+                .and_then(Value::as_str)
+                .and_then(|r| local(root, r))
+            {
                 stack.push((target, value, node));
             }
         }
@@ -117,7 +121,10 @@ fn marked(root: &Value, input: &Value) -> Vec<Vec<Owned>> {
             Value::Object(map) => {
                 let properties = s.get("properties").and_then(Value::as_object);
                 let patterns = s.get("patternProperties").and_then(Value::as_object);
-                let rest = [s.get("additionalProperties"), s.get("unevaluatedProperties")];
+                let rest = [
+                    s.get("additionalProperties"),
+                    s.get("unevaluatedProperties"),
+                ];
                 for (key, child) in map {
                     let named = properties.and_then(|p| p.get(key));
                     let mut subs: Vec<&Value> = named.into_iter().collect();

@@ -156,9 +156,12 @@ fn load(
     // Both are checked as text: a deployed server has no `files/` folder for example handles.
     let report = match replacement {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
+            let bytes = check::read_manifest(path).map_err(|message| {
+                ServeError::Config(format!("cannot use `HOLON_MANIFEST`: {message}"))
+            })?;
+            let text = String::from_utf8(bytes).map_err(|_| {
                 ServeError::Config(format!(
-                    "cannot read `HOLON_MANIFEST` ({}): {e}",
+                    "cannot use `HOLON_MANIFEST`: `{}` is not UTF-8 text",
                     path.display()
                 ))
             })?;

@@ -4,6 +4,7 @@
 
 mod check;
 mod files;
+mod hardening;
 mod harness;
 mod properties;
 mod runtime;
