@@ -765,3 +765,43 @@ async fn sigterm_with_a_call_that_never_ends_still_exits_0_after_timeout_s_and_t
         .expect("a blocked function held the exit");
     assert!(status.success(), "got {status}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_limit_variable_that_is_not_a_value_stops_the_server_at_start_naming_it() {
+    for (name, value, expected) in [
+        (
+            "HOLON_HEADER_TIMEOUT_S",
+            "soon",
+            "`HOLON_HEADER_TIMEOUT_S` must be a number of seconds above 0 and at most 86400, not `soon`",
+        ),
+        (
+            "HOLON_BODY_TIMEOUT_S",
+            "0",
+            "`HOLON_BODY_TIMEOUT_S` must be a number of seconds above 0 and at most 86400, not `0`",
+        ),
+        (
+            "HOLON_MAX_CONNECTIONS",
+            "-1",
+            "`HOLON_MAX_CONNECTIONS` must be a whole number above 0, not `-1`",
+        ),
+    ] {
+        let mut command = tokio::process::Command::new(word_stats_binary());
+        command
+            .env("PORT", "0")
+            .env("HOST", "127.0.0.1")
+            .env(name, value)
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        let out = tokio::time::timeout(WITHIN, command.output())
+            .await
+            .expect("the server started on a bad limit")
+            .expect("run word-stats");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{name}={value}: {stderr}");
+        assert_eq!(
+            stderr.trim(),
+            format!("Error: {expected}"),
+            "{name}={value}"
+        );
+    }
+}
