@@ -129,8 +129,8 @@ async fn bench() {
         mb(after_load_kb)
     );
     println!(
-        "  storm             {rounds} rounds of {size} half-sent request lines, RSS after each round \
-         closed: {} (default limits); {} idle then {} with no cap and no header timeout",
+        "  storm             {rounds} rounds of {size} half-sent request lines, RSS while held and \
+         after each round: {} (default limits); {} idle then {} with no cap and no header timeout",
         list(&storm_kb),
         mb(unbounded_idle_kb),
         list(&unbounded_kb)
@@ -300,8 +300,9 @@ async fn load(url: &str, params: &CallToolRequestParams, clients: usize, each: u
 }
 
 /// `rounds` times: `size` connections that each send half a request line and stop, then are
-/// closed by the client; the server's RSS once its descriptors are back to the idle count.
-async fn storm(server: &ServerProcess, rounds: usize, size: usize) -> Vec<u64> {
+/// closed by the client; the server's RSS while they are all open, and once its descriptors are
+/// back to the idle count.
+async fn storm(server: &ServerProcess, rounds: usize, size: usize) -> Vec<(u64, u64)> {
     let idle_fds = fds(server.pid());
     let mut after = Vec::new();
     for _ in 0..rounds {
@@ -313,6 +314,7 @@ async fn storm(server: &ServerProcess, rounds: usize, size: usize) -> Vec<u64> {
             stream.write_all(b"POST /mcp HT").await.expect("write");
             held.push(stream);
         }
+        let held_kb = rss_kb(server.pid());
         drop(held);
         let started = Instant::now();
         let mut pause = Duration::from_millis(5);
@@ -325,7 +327,7 @@ async fn storm(server: &ServerProcess, rounds: usize, size: usize) -> Vec<u64> {
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_millis(200));
         }
-        after.push(rss_kb(server.pid()));
+        after.push((held_kb, rss_kb(server.pid())));
     }
     after
 }
@@ -348,6 +350,10 @@ async fn word_stats_still_answers(url: &str, params: &CallToolRequestParams) {
     let _ = client.cancel().await;
 }
 
-fn list(kbs: &[u64]) -> String {
-    kbs.iter().map(|kb| mb(*kb)).collect::<Vec<_>>().join(", ")
+fn list(rounds: &[(u64, u64)]) -> String {
+    rounds
+        .iter()
+        .map(|(held, after)| format!("{} held -> {} after", mb(*held), mb(*after)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
