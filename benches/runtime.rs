@@ -2,12 +2,18 @@
 //! with the rmcp client, then with the official TypeScript SDK as a peer to read the figure
 //! against, and the server's resident memory when idle.
 //!
+//! Then 50 clients at once (10 times the sequential calls in all), and four storms of 5,000
+//! half-sent request lines, with the server's memory after each, against the same binary with
+//! no connection cap and no header timeout.
+//!
 //! `cargo bench --bench runtime` (after `.ci/setup-interop`); `HOLON_BENCH_CALLS` and
-//! `HOLON_BENCH_WARMUP` change the 1000 calls and the 100 warm-up calls.
+//! `HOLON_BENCH_WARMUP` change the 1000 calls and the 100 warm-up calls, `HOLON_BENCH_CLIENTS`
+//! the 50 clients, `HOLON_BENCH_STORM` and `HOLON_BENCH_STORM_ROUNDS` the storms.
 
 #[path = "../tests/it/runtime/process.rs"]
 mod process;
 
+use std::ffi::OsStr;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -15,6 +21,7 @@ use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::Value;
+use tokio::io::AsyncWriteExt;
 
 use process::{ServerProcess, root, word_stats_binary};
 
@@ -77,6 +84,29 @@ async fn bench() {
     let node = node_bench(&server.url, &tool, &example.input, calls, warmup).await;
     let after_node_kb = rss_kb(server.pid());
 
+    let clients = setting("HOLON_BENCH_CLIENTS", 50);
+    let load = load(&server.url, &params, clients, calls * 10 / clients.max(1)).await;
+    let after_load_kb = rss_kb(server.pid());
+
+    let rounds = setting("HOLON_BENCH_STORM_ROUNDS", 4);
+    let size = setting("HOLON_BENCH_STORM", 5000);
+    let storm_kb = storm(&server, rounds, size).await;
+    word_stats_still_answers(&server.url, &params).await;
+
+    // The peer: the same binary with the cap and the header timeout out of the way, as the
+    // server was before they existed.
+    let unbounded = ServerProcess::start(
+        binary,
+        &[
+            ("HOLON_MAX_CONNECTIONS", OsStr::new("1000000")),
+            ("HOLON_HEADER_TIMEOUT_S", OsStr::new("86400")),
+        ],
+    )
+    .await;
+    let unbounded_idle_kb = rss_kb(unbounded.pid());
+    let unbounded_kb = storm(&unbounded, rounds, size).await;
+    drop(unbounded);
+
     println!(
         "runtime benchmark: word-stats release binary, {calls} sequential calls after {warmup} warm-up, loopback"
     );
@@ -92,6 +122,18 @@ async fn bench() {
         mb(idle_kb),
         mb(after_kb),
         mb(after_node_kb)
+    );
+    println!("  {clients} clients        {load}");
+    println!(
+        "  server RSS        {} after the {clients}-client load",
+        mb(after_load_kb)
+    );
+    println!(
+        "  storm             {rounds} rounds of {size} half-sent request lines, RSS while held and \
+         after each round: {} (default limits); {} idle then {} with no cap and no header timeout",
+        list(&storm_kb),
+        mb(unbounded_idle_kb),
+        list(&unbounded_kb)
     );
     println!(
         "  goals             median <= 1 ms: {}; idle RSS < 20 MiB: {}",
@@ -193,4 +235,125 @@ fn mb(kb: u64) -> String {
 
 fn verdict(met: bool) -> &'static str {
     if met { "met" } else { "MISSED" }
+}
+
+/// What the concurrent load gave.
+struct Load {
+    calls: usize,
+    errors: usize,
+    wall: Duration,
+    summary: Summary,
+}
+
+impl std::fmt::Display for Load {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} calls, {} errors, {:.2} s wall ({:.0} calls/s); per call {}",
+            self.calls,
+            self.errors,
+            self.wall.as_secs_f64(),
+            self.calls as f64 / self.wall.as_secs_f64(),
+            self.summary
+        )
+    }
+}
+
+/// `clients` rmcp clients, each on its own connection, each making `each` calls at once with
+/// the others.
+async fn load(url: &str, params: &CallToolRequestParams, clients: usize, each: usize) -> Load {
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (url, params) = (url.to_string(), params.clone());
+        tasks.push(tokio::spawn(async move {
+            let client =
+                ().serve(StreamableHttpClientTransport::from_uri(url))
+                    .await
+                    .expect("initialize");
+            let mut took = Vec::with_capacity(each);
+            let mut errors = 0;
+            for _ in 0..each {
+                let call = Instant::now();
+                match client.call_tool(params.clone()).await {
+                    Ok(r) if r.is_error == Some(false) => took.push(call.elapsed()),
+                    _ => errors += 1,
+                }
+            }
+            let _ = client.cancel().await;
+            (took, errors)
+        }));
+    }
+    let mut took = Vec::new();
+    let mut errors = 0;
+    for task in tasks {
+        let (t, e) = task.await.expect("a load client");
+        took.extend(t);
+        errors += e;
+    }
+    Load {
+        calls: clients * each,
+        errors,
+        wall: started.elapsed(),
+        summary: Summary::of(took),
+    }
+}
+
+/// `rounds` times: `size` connections that each send half a request line and stop, then are
+/// closed by the client; the server's RSS while they are all open, and once its descriptors are
+/// back to the idle count.
+async fn storm(server: &ServerProcess, rounds: usize, size: usize) -> Vec<(u64, u64)> {
+    let idle_fds = fds(server.pid());
+    let mut after = Vec::new();
+    for _ in 0..rounds {
+        let mut held = Vec::with_capacity(size);
+        for _ in 0..size {
+            let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", server.port))
+                .await
+                .expect("connect");
+            stream.write_all(b"POST /mcp HT").await.expect("write");
+            held.push(stream);
+        }
+        let held_kb = rss_kb(server.pid());
+        drop(held);
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(5);
+        while fds(server.pid()) > idle_fds {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the server still holds {} descriptors 60 s after the storm",
+                fds(server.pid())
+            );
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(200));
+        }
+        after.push((held_kb, rss_kb(server.pid())));
+    }
+    after
+}
+
+/// Open file descriptors of a process.
+fn fds(pid: i32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count)
+}
+
+async fn word_stats_still_answers(url: &str, params: &CallToolRequestParams) {
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(url.to_string()))
+            .await
+            .expect("initialize after the storm");
+    let result = client
+        .call_tool(params.clone())
+        .await
+        .expect("a call after the storm");
+    assert_eq!(result.is_error, Some(false), "{result:?}");
+    let _ = client.cancel().await;
+}
+
+fn list(rounds: &[(u64, u64)]) -> String {
+    rounds
+        .iter()
+        .map(|(held, after)| format!("{} held -> {} after", mb(*held), mb(*after)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

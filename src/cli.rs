@@ -328,7 +328,8 @@ pub fn find_manifest(path: Option<&Path>) -> Result<PathBuf, String> {
     match path {
         Some(p) if p.is_dir() => {
             let file = p.join("holon.yaml");
-            if file.is_file() {
+            // Anything by that name is the manifest: `check` says why a folder or a FIFO is not.
+            if file.exists() {
                 Ok(file)
             } else {
                 Err(format!("no `holon.yaml` in `{}`", p.display()))

@@ -3,6 +3,7 @@
 mod codes;
 mod diagnostic;
 mod examples;
+mod file;
 mod lints;
 pub mod re2;
 mod render;
@@ -84,59 +85,51 @@ impl Report {
     }
 }
 
+/// The bytes of a manifest file, read as `check` reads it (a regular file only, bounded, never
+/// blocking), or why not.
+pub fn read_manifest(path: &Path) -> Result<Vec<u8>, String> {
+    file::read(path, MAX_FILE_BYTES).map_err(|e| match e {
+        file::ReadError::NotRegular(m) | file::ReadError::Unreadable(m) => m,
+    })
+}
+
 /// Reads and checks a manifest file.
 pub fn check_file(path: &Path) -> Report {
     let fail = |message: String| Report::unreadable(path, message);
-    let size = match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => {
-            return fail(format!("`{}` is a folder, not a manifest", path.display()));
-        }
-        Ok(m) => m.len(),
-        Err(e) => {
-            return fail(format!(
-                "cannot read `{}`: {}",
-                path.display(),
-                e.to_string().to_lowercase()
-            ));
+    let bytes = match file::read(path, MAX_FILE_BYTES) {
+        Ok(bytes) => bytes,
+        Err(file::ReadError::Unreadable(message)) => return fail(message),
+        Err(file::ReadError::NotRegular(message)) => {
+            let mut report = fail(message);
+            report.diagnostics[0].check = "file-not-regular";
+            return report;
         }
     };
-    if size > MAX_FILE_BYTES {
-        return fail(format!(
-            "the file is {size} bytes; a manifest is at most {MAX_FILE_BYTES} bytes"
-        ));
-    }
-    match std::fs::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(text) => {
-                let dir = path
-                    .parent()
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .unwrap_or(Path::new("."));
-                check_source(&text, path, Some(&dir.join("files")))
-            }
-            Err(e) => {
-                let at = e.utf8_error().valid_up_to();
-                // Everything before the bad byte is text, so the byte has a line and a column.
-                let text = std::str::from_utf8(&e.as_bytes()[..at]).unwrap_or_default();
-                let line_start = text.rfind('\n').map_or(0, |i| i + 1);
-                let loc = Loc {
-                    line: text.matches('\n').count() as u64 + 1,
-                    column: text[line_start..].chars().count() as u64 + 1,
-                };
-                let mut report = fail(format!(
-                    "the file is not UTF-8 text (invalid byte at offset {at})"
-                ));
-                report.diagnostics[0].check = "file-not-text";
-                report.diagnostics[0].line = loc.line;
-                report.diagnostics[0].column = loc.column;
-                report
-            }
-        },
-        Err(e) => fail(format!(
-            "cannot read `{}`: {}",
-            path.display(),
-            e.to_string().to_lowercase()
-        )),
+    match String::from_utf8(bytes) {
+        Ok(text) => {
+            let dir = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            check_source(&text, path, Some(&dir.join("files")))
+        }
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            // Everything before the bad byte is text, so the byte has a line and a column.
+            let text = std::str::from_utf8(&e.as_bytes()[..at]).unwrap_or_default();
+            let line_start = text.rfind('\n').map_or(0, |i| i + 1);
+            let loc = Loc {
+                line: text.matches('\n').count() as u64 + 1,
+                column: text[line_start..].chars().count() as u64 + 1,
+            };
+            let mut report = fail(format!(
+                "the file is not UTF-8 text (invalid byte at offset {at})"
+            ));
+            report.diagnostics[0].check = "file-not-text";
+            report.diagnostics[0].line = loc.line;
+            report.diagnostics[0].column = loc.column;
+            report
+        }
     }
 }
 

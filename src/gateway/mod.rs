@@ -2,6 +2,7 @@
 
 pub mod bounds;
 pub mod handles;
+pub mod integers;
 pub mod schema;
 mod status;
 

@@ -2,14 +2,18 @@
 //! as an MCP server with exactly one tool.
 
 mod agent;
+mod connections;
 mod ctx;
+mod endpoint;
 mod failure;
 pub mod files;
+mod limits;
 pub mod run;
 
 pub use agent::{Agent, AgentFuture, agent};
 pub use ctx::Ctx;
 pub use failure::Failure;
+pub use limits::ServerLimits;
 pub use run::{Answer, Runner};
 mod serve;
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::failure::FailureKind;
 use super::{Agent, Ctx};
-use crate::gateway::Gateway;
+use crate::gateway::{Gateway, integers};
 use crate::manifest::Manifest;
 
 /// What one call answers.
@@ -76,10 +76,14 @@ impl Runner {
     /// function run on its own task under `timeout_s` (`timeout`), a panic, an undeclared
     /// failure or arguments the function's type refuses (`agent_crashed`), a declared failure,
     /// or the output.
-    pub async fn run(&self, input: Value, ctx: Ctx) -> Answer {
+    ///
+    /// An integer-valued float (`10.0`, `1e1`, `-0`) where `interface.input` says `integer`
+    /// reaches the function as an integer: the gate admitted it as one.
+    pub async fn run(&self, mut input: Value, ctx: Ctx) -> Answer {
         if let Err(rejection) = self.gateway.admit(&input) {
             return Answer::error("invalid_input", rejection.to_string());
         }
+        integers::coerce(&self.manifest.interface.input, &mut input);
         let limits = self.manifest.runtime.limits;
         let mut task = tokio::spawn(self.agent.call(input, ctx));
         let joined = match tokio::time::timeout(limits.timeout(), &mut task).await {

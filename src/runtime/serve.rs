@@ -9,7 +9,7 @@ use std::time::Duration;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -22,6 +22,9 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::connections::Connections;
+use super::endpoint::Endpoint;
+use super::limits::ServerLimits;
 use super::{Agent, Answer, Ctx, Runner};
 use crate::check;
 use crate::manifest::Manifest;
@@ -77,19 +80,22 @@ impl fmt::Debug for ServeError {
     }
 }
 
-/// Where the server listens and which manifest it uses, from the environment:
-/// `HOST` (default `127.0.0.1`), `PORT` (default `8080`; `0` picks a free one) and
-/// `HOLON_MANIFEST` (a path that replaces the embedded manifest).
+/// Where the server listens, which manifest it uses and its limits, from the environment:
+/// `HOST` (default `127.0.0.1`), `PORT` (default `8080`; `0` picks a free one),
+/// `HOLON_MANIFEST` (a path that replaces the embedded manifest) and the `HOLON_*` variables of
+/// [`ServerLimits`].
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
     /// The address to bind.
     pub addr: SocketAddr,
     /// A manifest file to use instead of the embedded one.
     pub manifest_path: Option<std::path::PathBuf>,
+    /// Timeouts, the connection cap, allowed origins, the shutdown grace.
+    pub limits: ServerLimits,
 }
 
 impl ServeOptions {
-    /// Reads `HOST`, `PORT` and `HOLON_MANIFEST`.
+    /// Reads `HOST`, `PORT`, `HOLON_MANIFEST` and the limits' variables.
     pub fn from_env() -> Result<ServeOptions, ServeError> {
         let host = std::env::var("HOST").unwrap_or_else(|_| "127.0.0.1".into());
         let port = match std::env::var("PORT") {
@@ -104,11 +110,15 @@ impl ServeOptions {
         Ok(ServeOptions {
             addr: SocketAddr::new(ip, port),
             manifest_path: std::env::var_os("HOLON_MANIFEST").map(Into::into),
+            limits: ServerLimits::from_env()?,
         })
     }
 }
 
-/// Serves `agent` as an MCP server until SIGTERM or Ctrl-C, on its own tokio runtime.
+/// Serves `agent` as an MCP server until SIGTERM or Ctrl-C, on its own tokio runtime. On the
+/// signal it stops accepting, closes idle and half-sent connections at once, lets calls in
+/// flight finish and answer (for `timeout_s` plus [`ServerLimits::shutdown_grace`] at most),
+/// then returns `Ok`.
 ///
 /// ```no_run
 /// # async fn run(input: serde_json::Value, _ctx: holon_kit::Ctx) -> Result<serde_json::Value, holon_kit::Failure> { Ok(input) }
@@ -121,7 +131,10 @@ pub fn serve(manifest: EmbeddedManifest, agent: Arc<dyn Agent>) -> Result<(), Se
         addr: "a tokio runtime".into(),
         source,
     })?;
-    runtime.block_on(serve_async(manifest, agent, ServeOptions::from_env()?))
+    let served = runtime.block_on(serve_async(manifest, agent, ServeOptions::from_env()?));
+    // A function still blocking a worker thread past the drain must not hold the exit.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served
 }
 
 /// [`serve`] inside a tokio runtime you already have, with explicit options.
@@ -137,7 +150,9 @@ pub async fn serve_async(
         wait_for_signal().await;
         stop.cancel();
     });
-    let server = Server::bind(manifest, agent, options.addr, shutdown).await?;
+    let server = Server::bind(manifest, agent, options.addr, shutdown)
+        .await?
+        .with_limits(options.limits);
     eprintln!(
         "{} {}: listening on http://{}/mcp (tool `{}`)",
         server.runner.manifest().name,
@@ -156,9 +171,12 @@ fn load(
     // Both are checked as text: a deployed server has no `files/` folder for example handles.
     let report = match replacement {
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| {
+            let bytes = check::read_manifest(path).map_err(|message| {
+                ServeError::Config(format!("cannot use `HOLON_MANIFEST`: {message}"))
+            })?;
+            let text = String::from_utf8(bytes).map_err(|_| {
                 ServeError::Config(format!(
-                    "cannot read `HOLON_MANIFEST` ({}): {e}",
+                    "cannot use `HOLON_MANIFEST`: `{}` is not UTF-8 text",
                     path.display()
                 ))
             })?;
@@ -199,6 +217,7 @@ pub struct Server {
     listener: tokio::net::TcpListener,
     addr: SocketAddr,
     shutdown: CancellationToken,
+    limits: ServerLimits,
 }
 
 impl Server {
@@ -225,7 +244,14 @@ impl Server {
             listener,
             addr,
             shutdown,
+            limits: ServerLimits::default(),
         })
+    }
+
+    /// The same server with other limits (the defaults otherwise).
+    pub fn with_limits(mut self, limits: ServerLimits) -> Server {
+        self.limits = limits;
+        self
     }
 
     /// The address it listens on.
@@ -233,70 +259,105 @@ impl Server {
         self.addr
     }
 
-    /// Serves until the shutdown token is cancelled, then lets calls in flight finish (5 s at
-    /// most).
+    /// Serves until the shutdown token is cancelled. Then it stops accepting, closes every
+    /// connection with no call running (idle, or still sending its request), lets the calls in
+    /// flight finish and answer, and returns; it waits `timeout_s` plus the shutdown grace at
+    /// most, so it always returns.
     pub async fn run(self) {
-        let body_limit = max_request_body_bytes(self.runner.manifest());
+        let limits = self.limits;
+        let drain_within = self.runner.manifest().runtime.limits.timeout() + limits.shutdown_grace;
+        // rmcp's own token is cancelled only after the drain: cancelling it with the signal
+        // would fail the calls in flight with HTTP 500.
+        let rmcp_stop = CancellationToken::new();
         let mut config = StreamableHttpServerConfig::default()
             .with_legacy_session_mode(false)
             .with_json_response(true)
             .with_sse_keep_alive(None)
-            .with_max_request_body_bytes(body_limit)
-            .with_cancellation_token(self.shutdown.child_token());
+            .with_max_request_body_bytes(max_request_body_bytes(self.runner.manifest()))
+            .with_cancellation_token(rmcp_stop.clone())
+            .with_allowed_origins(allowed_origins(&limits.allowed_origins))
+            .enforce_origin_validation();
         if !self.addr.ip().is_loopback() {
             // Off loopback the server is deployed behind the gateway, which sets its own Host.
             config = config.disable_allowed_hosts();
         }
-        let handler = Handler::new(self.runner);
-        let mcp = StreamableHttpService::new(
-            move || Ok(handler.clone()),
-            Arc::new(NeverSessionManager::default()),
-            config,
-        );
-        let connections = TaskTracker::new();
+        let handler = Handler::new(self.runner.clone());
+        let endpoint = Arc::new(Endpoint {
+            mcp: StreamableHttpService::new(
+                move || Ok(handler.clone()),
+                Arc::new(NeverSessionManager::default()),
+                config,
+            ),
+            body_limit: max_request_body_bytes(self.runner.manifest()),
+            body_timeout: limits.body_timeout,
+        });
+        let mut http = http1::Builder::new();
+        http.timer(TokioTimer::new())
+            .header_read_timeout(limits.header_timeout);
+        let connections = Connections::new(limits.max_connections);
+        let tracker = TaskTracker::new();
+        // Cancelled once the listener is closed, so no connection is closed while new ones are
+        // still accepted.
+        let drain = CancellationToken::new();
         loop {
             let stream = tokio::select! {
                 _ = self.shutdown.cancelled() => break,
                 accepted = self.listener.accept() => match accepted {
                     Ok((stream, _)) => stream,
-                    // A failed accept (e.g. out of file descriptors) must not end the server.
-                    Err(_) => continue,
+                    // A failed accept (e.g. out of file descriptors) must not end the server,
+                    // nor spin: give the other connections a moment to close.
+                    Err(_) => {
+                        tokio::time::sleep(Duration::from_millis(20)).await;
+                        continue;
+                    }
                 },
             };
+            let connection = tokio::select! {
+                _ = self.shutdown.cancelled() => break,
+                admitted = connections.admit() => admitted,
+            };
             let _ = stream.set_nodelay(true);
-            let mcp = mcp.clone();
-            let shutdown = self.shutdown.clone();
-            connections.spawn(async move {
+            let endpoint = Arc::clone(&endpoint);
+            let drain = drain.clone();
+            let http = http.clone();
+            tracker.spawn(async move {
+                let calls = connection.calls();
                 let service = service_fn(move |request: hyper::Request<Incoming>| {
-                    let mcp = mcp.clone();
-                    async move {
-                        if request.uri().path() != "/mcp" {
-                            let body = http_body_util::Full::new(hyper::body::Bytes::from(
-                                "not found: the MCP endpoint is /mcp",
-                            ));
-                            let mut response =
-                                hyper::Response::new(http_body_util::BodyExt::boxed(body));
-                            *response.status_mut() = hyper::StatusCode::NOT_FOUND;
-                            return Ok::<_, Infallible>(response);
-                        }
-                        Ok::<_, Infallible>(mcp.handle(request).await)
-                    }
+                    let answer = Arc::clone(&endpoint).answer(request, Arc::clone(&calls));
+                    async move { Ok::<_, Infallible>(answer.await) }
                 });
-                let connection =
-                    http1::Builder::new().serve_connection(TokioIo::new(stream), service);
-                tokio::pin!(connection);
+                let served = http.serve_connection(TokioIo::new(stream), service);
+                tokio::pin!(served);
                 tokio::select! {
-                    _ = connection.as_mut() => {}
-                    _ = shutdown.cancelled() => {
-                        connection.as_mut().graceful_shutdown();
-                        let _ = connection.await;
+                    _ = served.as_mut() => {}
+                    // Closed to make room for a new connection: it had no call running.
+                    _ = connection.evicted().cancelled() => {}
+                    _ = drain.cancelled() => {
+                        if connection.busy() {
+                            served.as_mut().graceful_shutdown();
+                            let _ = served.await;
+                        }
                     }
                 }
+                drop(connection);
             });
         }
-        connections.close();
-        let _ = tokio::time::timeout(Duration::from_secs(5), connections.wait()).await;
+        drop(self.listener);
+        drain.cancel();
+        tracker.close();
+        let _ = tokio::time::timeout(drain_within, tracker.wait()).await;
+        rmcp_stop.cancel();
     }
+}
+
+/// The origins a browser may call from: loopback ones on any port, and the configured ones.
+fn allowed_origins(configured: &[String]) -> Vec<String> {
+    let mut origins: Vec<String> = ["localhost", "127.0.0.1", "[::1]"]
+        .iter()
+        .flat_map(|host| [format!("http://{host}:*"), format!("https://{host}:*")])
+        .collect();
+    origins.extend(configured.iter().cloned());
+    origins
 }
 
 /// The largest request body the server reads; a larger one is refused with HTTP 413 before it

@@ -925,8 +925,14 @@ fn every_fixture_is_tested() {
 /// Every check id in the library is asserted by a test above: a new check cannot land untested.
 #[test]
 fn every_check_id_is_tested() {
-    // File handles are checked beside the downloads they guard, in files.rs.
-    let source = [include_str!("check.rs"), include_str!("files.rs")].concat();
+    // File handles are checked beside the downloads they guard, in files.rs; special files in
+    // place of the manifest beside the server's other hostile inputs, in hardening.rs.
+    let source = [
+        include_str!("check.rs"),
+        include_str!("files.rs"),
+        include_str!("hardening.rs"),
+    ]
+    .concat();
     let id = regex::Regex::new(r#""([a-z0-9]+(?:-[a-z0-9]+)+)""#).unwrap();
     let mut ids = std::collections::BTreeSet::new();
     for area in ["src/check", "src/gateway", "src/manifest"] {

@@ -6,6 +6,7 @@ mod bless;
 mod check;
 mod explore;
 mod files;
+mod hardening;
 mod harness;
 mod properties;
 mod runtime;

@@ -2,7 +2,7 @@
 //! and Python SDKs, the advertised tool, and every bad input a server can be sent, each followed
 //! by a call that must still succeed.
 
-mod process;
+pub(crate) mod process;
 
 use std::path::Path;
 use std::process::Stdio;

@@ -32,13 +32,23 @@ pub fn root() -> PathBuf {
 /// folder of the running test or benchmark, so it shares their compiled dependencies.
 pub fn word_stats_binary() -> &'static Path {
     static BINARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
-    match BINARY.get_or_init(build_word_stats) {
+    match BINARY.get_or_init(|| build_binary("word-stats")) {
         Ok(path) => path,
         Err(message) => panic!("{message}"),
     }
 }
 
-fn build_word_stats() -> Result<PathBuf, String> {
+/// The broken agent's server binary (`tests/fixtures/agents/broken-agent`), built as
+/// [`word_stats_binary`] is: slow and blocking runs on demand, by the value of `top`.
+pub fn broken_agent_binary() -> &'static Path {
+    static BINARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    match BINARY.get_or_init(|| build_binary("broken-agent")) {
+        Ok(path) => path,
+        Err(message) => panic!("{message}"),
+    }
+}
+
+fn build_binary(package: &str) -> Result<PathBuf, String> {
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the test binary: {e}"))?;
     // `<target>/<profile>/deps/<test>`; `<target>` is the folder cargo marks with CACHEDIR.TAG.
     let profile = exe
@@ -51,9 +61,9 @@ fn build_word_stats() -> Result<PathBuf, String> {
     cargo.current_dir(root()).args([
         "build",
         "--package",
-        "word-stats",
+        package,
         "--bin",
-        "word-stats",
+        package,
         "--message-format=json-render-diagnostics",
     ]);
     match profile {
@@ -71,10 +81,10 @@ fn build_word_stats() -> Result<PathBuf, String> {
     let out = cargo
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run cargo to build word-stats: {e}"))?;
+        .map_err(|e| format!("cannot run cargo to build {package}: {e}"))?;
     if !out.status.success() {
         return Err(format!(
-            "`cargo build -p word-stats` failed ({}):\n{}",
+            "`cargo build -p {package}` failed ({}):\n{}",
             out.status,
             String::from_utf8_lossy(&out.stderr)
         ));
@@ -82,9 +92,9 @@ fn build_word_stats() -> Result<PathBuf, String> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == "word-stats")
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == package)
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
-        .ok_or_else(|| "cargo built word-stats but named no executable".to_string())
+        .ok_or_else(|| format!("cargo built {package} but named no executable"))
 }
 
 /// A free port on loopback, as the harness picks one for a server it cannot ask to bind port 0.
