@@ -38,6 +38,10 @@ struct Cli {
     /// Seconds the server may take to answer its first `initialize`.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     startup_timeout: f64,
+    /// Calls in flight at once, whatever the core count and `--test-threads` (default 16);
+    /// 1 sends one call at a time, for an agent behind a strict rate limit.
+    #[arg(long, value_name = "N", env = "HOLON_CONCURRENCY", value_parser = crate::harness::parse_concurrency)]
+    concurrency: Option<usize>,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -166,10 +170,13 @@ fn run_tests(cli: &Cli) -> u8 {
                     return EXIT_USAGE;
                 }
             };
-            crate::harness::Harness::new(&manifest)
+            let mut harness = crate::harness::Harness::new(&manifest)
                 .server_command(command.clone())
-                .startup_timeout(std::time::Duration::from_secs_f64(cli.startup_timeout))
-                .run_code(&args)
+                .startup_timeout(std::time::Duration::from_secs_f64(cli.startup_timeout));
+            if let Some(calls) = cli.concurrency {
+                harness = harness.concurrency(calls);
+            }
+            harness.run_code(&args)
         }
         None => cargo_test(&manifest, cli),
     }
@@ -198,6 +205,9 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
             .arg("--test")
             .arg("holon");
         c.env("HOLON_STARTUP_TIMEOUT_S", cli.startup_timeout.to_string());
+        if let Some(calls) = cli.concurrency {
+            c.env(crate::harness::CONCURRENCY_VAR, calls.to_string());
+        }
     };
     let mut build = std::process::Command::new(&cargo);
     base(&mut build);

@@ -4,6 +4,7 @@
 
 mod compare;
 mod files;
+mod flight;
 mod function;
 mod mcp;
 mod process;
@@ -17,6 +18,7 @@ use std::time::Duration;
 use libtest_mimic::{Arguments, Failed, Trial};
 
 pub use compare::{diff, json_eq};
+pub use flight::{CONCURRENCY_VAR, DEFAULT_CONCURRENCY, parse_concurrency};
 pub use mcp::check_tools;
 pub use process::ServerSpec;
 pub use verdict::{Got, failure_status, judge};
@@ -46,6 +48,7 @@ pub struct Harness {
     agent: Option<Arc<dyn Agent>>,
     server: Option<ServerSpec>,
     startup: Duration,
+    concurrency: Option<usize>,
 }
 
 impl Harness {
@@ -61,6 +64,7 @@ impl Harness {
             agent: None,
             server: None,
             startup,
+            concurrency: None,
         }
     }
 
@@ -87,6 +91,14 @@ impl Harness {
     /// `HOLON_STARTUP_TIMEOUT_S`).
     pub fn startup_timeout(mut self, limit: Duration) -> Harness {
         self.startup = limit;
+        self
+    }
+
+    /// How many calls may be in flight at once, in the MCP pass and in the function pass for
+    /// an agent that awaits (default 16, or `HOLON_CONCURRENCY`), whatever the core count and
+    /// libtest's `--test-threads`; 1 sends one call at a time.
+    pub fn concurrency(mut self, calls: usize) -> Harness {
+        self.concurrency = Some(calls.max(1));
         self
     }
 
@@ -119,27 +131,64 @@ impl Harness {
                 return EXIT_REFUSED;
             }
         };
+        let concurrency = match self
+            .concurrency
+            .map(Ok)
+            .or_else(|| flight::concurrency_from_env().transpose())
+        {
+            Some(Ok(n)) => n,
+            Some(Err(e)) => {
+                eprintln!("error: {e}");
+                return EXIT_REFUSED;
+            }
+            None => DEFAULT_CONCURRENCY,
+        };
+        // The calls a pass makes ahead of its trials are those of the trials that will run.
+        let runs = |name: &str| {
+            let trial = Trial::test(name, || Ok(()));
+            !args.list && !args.is_filtered_out(&trial) && !args.is_ignored(&trial)
+        };
+        let selected = |pass: &str| -> Vec<usize> {
+            (manifest.examples.iter().enumerate())
+                .filter(|(_, e)| runs(&format!("{pass}::{}", e.name)))
+                .map(|(i, _)| i)
+                .collect()
+        };
         let mut trials = Vec::new();
+        let mut flights = Vec::new();
         if let Some(agent) = &self.agent {
-            trials.extend(function::trials(&manifest, agent.clone()));
+            let threads = args
+                .test_threads
+                .or_else(|| std::thread::available_parallelism().ok().map(Into::into))
+                .unwrap_or(1);
+            let (function_trials, flight) =
+                function::trials(&manifest, agent.clone(), concurrency, threads);
+            trials.extend(function_trials);
+            if let Some(flight) = flight {
+                flight.select(selected("function"));
+                flights.push(flight);
+            }
         }
         let shared = self.server.as_ref().map(|spec| {
-            Arc::new(mcp::Shared::new(
+            let shared = Arc::new(mcp::Shared::new(
                 manifest.clone(),
                 gateway.clone(),
                 spec.clone(),
                 self.startup,
-            ))
+                concurrency,
+            ));
+            shared.select(runs("mcp::tools/list"), selected("mcp"));
+            shared
         });
         if let Some(shared) = &shared {
             let s = shared.clone();
             trials.push(Trial::test("mcp::tools/list", move || {
                 s.tools_list().map_err(Failed::from)
             }));
-            for example in &manifest.examples {
-                let (s, example) = (shared.clone(), example.clone());
+            for (index, example) in manifest.examples.iter().enumerate() {
+                let s = shared.clone();
                 trials.push(Trial::test(format!("mcp::{}", example.name), move || {
-                    s.call(&example).map_err(Failed::from)
+                    s.call(index).map_err(Failed::from)
                 }));
             }
         }
@@ -156,6 +205,11 @@ impl Harness {
             && conclusion.has_failed()
         {
             eprintln!("\n--- server output (last lines) ---\n{output}\n---");
+        }
+        let notes =
+            (flights.iter().map(|f| f.retry_note())).chain(shared.iter().map(|s| s.retry_note()));
+        for note in notes.flatten() {
+            eprintln!("\n{note}");
         }
         if conclusion.has_failed() {
             EXIT_FAILED

@@ -178,10 +178,8 @@ fn a_call_that_hangs_past_timeout_s() {
 
 #[test]
 fn a_server_that_exits_mid_run() {
-    // One trial at a time, so the first call is the article's and the order is known.
-    let run = Py::new("exit-mid-run")
-        .libtest(&["--test-threads", "1"])
-        .run();
+    // One call at a time, so the first call is the article's and the order is known.
+    let run = Py::new("exit-mid-run").args(&["--concurrency", "1"]).run();
     run.expect_failed(&[
         (
             "mcp::a short article",
@@ -511,25 +509,31 @@ fn broken_rust_agent_fails_in_both_passes_naming_each_defect() {
 }
 
 #[test]
-fn a_function_that_never_returns_ends_the_run_naming_it() {
+fn a_function_that_never_returns_fails_as_a_timeout_and_the_run_goes_on() {
+    // Every function trial, the one that never returns among them: its thread is abandoned,
+    // every other trial is reported, the summary is printed, and the process ends.
     let marker = Marker::new();
     let mut command = Command::new(CLI);
     command
-        .args([
-            "holon-test",
-            "--",
-            "--exact",
-            "function::a function that never returns",
-        ])
+        .args(["holon-test", "--", "--format", "json", "function::"])
         .current_dir(root().join("tests/fixtures/agents/broken-agent"));
     let run = marker.spawn(&mut command).finish(CARGO_LIMIT);
+    let trials = run.trials();
+    assert_eq!(trials.len(), 14, "every function trial is reported\n{run}");
+    let never = trials
+        .get("function::a function that never returns")
+        .unwrap_or_else(|| panic!("not reported\n{run}"))
+        .as_ref()
+        .expect_err("it must fail");
+    for needle in [
+        "has not returned 6 s after it started, past `runtime.limits.timeout_s` (1 s): it blocks its thread",
+        "its thread is abandoned",
+        "gateway status: timeout",
+    ] {
+        assert!(never.contains(needle), "`{needle}` in:\n{never}");
+    }
+    assert_eq!(run.summary()["failed"], 10, "{run}");
     run.expect_code(101);
-    assert!(
-        run.stderr.contains(
-            "`function::a function that never returns` has not returned 6 s after it started, past `runtime.limits.timeout_s` (1 s): the agent function blocks its thread"
-        ),
-        "{run}"
-    );
     marker.assert_none_left();
 }
 
@@ -537,39 +541,47 @@ fn a_function_that_never_returns_ends_the_run_naming_it() {
 // Running the CLI.
 
 /// The Python fixture server under one `MODE`, as the CLI's `--server-cmd`.
-struct Py {
+pub(crate) struct Py {
     mode: &'static str,
     manifest: &'static str,
     args: Vec<String>,
     libtest: Vec<String>,
+    env: Vec<(String, String)>,
     grandchild: bool,
     marker: Marker,
 }
 
 impl Py {
-    fn new(mode: &'static str) -> Py {
+    pub(crate) fn new(mode: &'static str) -> Py {
         Py {
             mode,
             manifest: "word-stats.yaml",
             args: Vec::new(),
             libtest: Vec::new(),
+            env: Vec::new(),
             grandchild: false,
             marker: Marker::new(),
         }
     }
 
-    fn manifest(mut self, file: &'static str) -> Py {
+    pub(crate) fn manifest(mut self, file: &'static str) -> Py {
         self.manifest = file;
         self
     }
 
-    fn args(mut self, args: &[&str]) -> Py {
+    pub(crate) fn args(mut self, args: &[&str]) -> Py {
         self.args.extend(args.iter().map(|a| a.to_string()));
         self
     }
 
-    fn libtest(mut self, args: &[&str]) -> Py {
+    pub(crate) fn libtest(mut self, args: &[&str]) -> Py {
         self.libtest.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    /// A variable in the environment of the CLI and the server.
+    pub(crate) fn env(mut self, key: &str, value: &str) -> Py {
+        self.env.push((key.to_string(), value.to_string()));
         self
     }
 
@@ -606,12 +618,13 @@ impl Py {
         command
             .args(&self.libtest)
             .env("MODE", self.mode)
-            .env("PYTHONPATH", python);
+            .env("PYTHONPATH", python)
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
         self.marker.spawn(&mut command)
     }
 
     /// Runs to the end and checks that nothing is left behind.
-    fn run(self) -> Finished {
+    pub(crate) fn run(self) -> Finished {
         let run = self.spawn().finish(RUN_LIMIT);
         self.marker.assert_none_left();
         run
@@ -826,10 +839,10 @@ fn collect(
 }
 
 /// A finished run of the CLI.
-struct Finished {
+pub(crate) struct Finished {
     status: ExitStatus,
-    stdout: String,
-    stderr: String,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
     command: String,
 }
 
@@ -844,13 +857,13 @@ impl std::fmt::Display for Finished {
 }
 
 impl Finished {
-    fn expect_code(&self, code: i32) {
+    pub(crate) fn expect_code(&self, code: i32) {
         assert_eq!(self.status.code(), Some(code), "{self}");
     }
 
     /// The outcome of every trial that ran, from libtest's JSON events: the failure message
     /// when it failed.
-    fn trials(&self) -> BTreeMap<String, Result<(), String>> {
+    pub(crate) fn trials(&self) -> BTreeMap<String, Result<(), String>> {
         self.events()
             .filter(|e| e["type"] == "test" && e["event"] != "started")
             .map(|e| {
@@ -879,7 +892,7 @@ impl Finished {
 
     /// Exit 101; exactly these trials failed, each with a message holding every needle; every
     /// other trial passed.
-    fn expect_failed(&self, expected: &[(&str, &[&str])]) {
+    pub(crate) fn expect_failed(&self, expected: &[(&str, &[&str])]) {
         let trials = self.trials();
         assert!(!trials.is_empty(), "no trial ran\n{self}");
         for (name, outcome) in &trials {

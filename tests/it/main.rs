@@ -3,6 +3,7 @@
 //! arbitrary text.
 
 mod check;
+mod concurrency;
 mod files;
 mod harness;
 mod properties;
