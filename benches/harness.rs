@@ -26,31 +26,20 @@ use serde_json::{Value, json};
 
 const EXAMPLES: usize = 1000;
 
+mod common;
+
 fn main() {
-    match std::env::var("HOLON_BENCH_ROLE").as_deref() {
-        Ok("harness") => std::process::exit(harness_role()),
-        Ok("server") => server_role(),
-        _ => bench(),
-    }
+    common::dispatch(harness_role, server_role, bench);
 }
 
 /// The harness as an agent's `tests/holon.rs` has it, on the generated manifest.
 fn harness_role() -> i32 {
-    let manifest = std::env::var("HOLON_BENCH_MANIFEST").expect("HOLON_BENCH_MANIFEST");
-    let exe = std::env::current_exe().expect("current_exe");
-    let server = format!(
-        "HOLON_BENCH_ROLE=server HOLON_MANIFEST='{manifest}' exec '{}'",
-        exe.display()
-    );
-    let code = holon_kit::harness::Harness::new(&manifest)
-        .function(holon_kit::agent(timed_run))
-        .server_command(server)
-        .run_code(&libtest_mimic::Arguments::from_args());
+    let code = common::run_harness(|h| h.function(holon_kit::agent(timed_run)));
     eprintln!(
         "{FUNCTION_TIME}{}",
         FUNCTION_NS.load(std::sync::atomic::Ordering::Relaxed)
     );
-    i32::from(code)
+    code
 }
 
 /// How long `word_stats::run` itself took inside the harness, all calls together: the part of

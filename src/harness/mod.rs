@@ -194,8 +194,8 @@ impl Harness {
         }
         let conclusion = libtest_mimic::run(args, trials);
         if process::stopping() {
-            // A signal or the watchdog is ending the process with its own code (130, 143,
-            // 101): servers stopping under it made the trials end early, not pass or fail.
+            // A signal is ending the process with its own code (130, 143): servers stopping
+            // under it made the trials end early, not pass or fail.
             loop {
                 std::thread::park();
             }
