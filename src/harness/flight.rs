@@ -8,15 +8,18 @@ use std::sync::{Condvar, Mutex};
 /// Calls in flight at once when nothing else is said.
 pub const DEFAULT_CONCURRENCY: usize = 16;
 
+/// The most calls in flight a run may ask for.
+pub const MAX_CONCURRENCY: usize = 1024;
+
 /// The variable that sets the calls in flight.
 pub const CONCURRENCY_VAR: &str = "HOLON_CONCURRENCY";
 
-/// `N` for `--concurrency N` or `HOLON_CONCURRENCY`: a whole number of calls, at least 1.
+/// `N` for `--concurrency N` or `HOLON_CONCURRENCY`: a whole number of calls, 1 to 1024.
 pub fn parse_concurrency(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(n),
+        Ok(n) if (1..=MAX_CONCURRENCY).contains(&n) => Ok(n),
         _ => Err(format!(
-            "the concurrency must be a whole number of calls, at least 1 (1 means one call at a time), not `{text}`"
+            "the concurrency must be a whole number of calls, at least 1 (1 means one call at a time) and at most {MAX_CONCURRENCY}, not `{text}`"
         )),
     }
 }
@@ -173,7 +176,8 @@ mod tests {
     fn concurrency_is_a_whole_number_of_calls() {
         assert_eq!(parse_concurrency("16"), Ok(16));
         assert_eq!(parse_concurrency(" 1 "), Ok(1));
-        for bad in ["0", "-1", "2.5", "", "many"] {
+        assert_eq!(parse_concurrency("1024"), Ok(1024));
+        for bad in ["0", "-1", "2.5", "", "many", "1025", "99999999999999999999"] {
             let e = parse_concurrency(bad).unwrap_err();
             assert!(e.contains("at least 1"), "{bad}: {e}");
         }

@@ -96,9 +96,9 @@ impl Harness {
 
     /// How many calls may be in flight at once, in the MCP pass and in the function pass for
     /// an agent that awaits (default 16, or `HOLON_CONCURRENCY`), whatever the core count and
-    /// libtest's `--test-threads`; 1 sends one call at a time.
+    /// libtest's `--test-threads`; 1 sends one call at a time. Kept within 1 to 1024.
     pub fn concurrency(mut self, calls: usize) -> Harness {
-        self.concurrency = Some(calls.max(1));
+        self.concurrency = Some(calls.clamp(1, flight::MAX_CONCURRENCY));
         self
     }
 

@@ -109,7 +109,7 @@ fn concurrency_1_sends_one_call_at_a_time() {
 
 #[test]
 fn a_bad_concurrency_is_a_usage_error() {
-    for bad in ["0", "many"] {
+    for bad in ["0", "1025", "many"] {
         let run = Py::new("ok").args(&["--concurrency", bad]).run();
         run.expect_code(2);
         assert!(run.stderr.contains("at least 1"), "{run}");
