@@ -7,11 +7,13 @@
 //! Figures, each from the harness in a process of its own (this binary again, in the role the
 //! `HOLON_BENCH_ROLE` variable names), timed from outside by the JSON line each trial prints,
 //! each phase run three times and the middle run kept:
-//! - function pass overhead per example: one trial at a time, from the first trial's start to
-//!   the last one's end, less what `word_stats::run` alone takes on the same inputs (best of
-//!   20 rounds), divided by the examples; in wall time, and in the CPU time of the process's
-//!   threads over the same span (schedstat), which a busy machine inflates less;
-//! - MCP pass: the median trial, one at a time (the call, the answer judged);
+//! - function pass overhead per example: one trial and one call at a time
+//!   (`HOLON_CONCURRENCY=1`), from the first trial's start to the last one's end, less what
+//!   `word_stats::run` takes inside the harness, divided by the examples; in wall time, and in
+//!   CPU time: the whole process's, less a run whose filter matches no trial (the same start,
+//!   manifest and checks), less the function's, which a busy machine inflates less;
+//! - MCP pass: the median trial, one trial and one call at a time (`HOLON_CONCURRENCY=1`: the
+//!   call, the answer judged; with more calls in flight a trial finds its answer ready);
 //! - whole run: every trial, as `cargo holon-test` runs them (all cores), spawn to exit;
 //! - the TypeScript SDK (`tests/interop/node/replay.mjs`): the median call, one at a time, its
 //!   answer checked, against this binary serving word-stats (word-stats' own `main`);
@@ -26,33 +28,21 @@ use serde_json::{Value, json};
 
 const EXAMPLES: usize = 1000;
 
+mod common;
+
 fn main() {
-    match std::env::var("HOLON_BENCH_ROLE").as_deref() {
-        Ok("harness") => std::process::exit(harness_role()),
-        Ok("server") => server_role(),
-        _ => bench(),
-    }
+    common::dispatch(harness_role, server_role, bench);
 }
 
 /// The harness as an agent's `tests/holon.rs` has it, on the generated manifest.
 fn harness_role() -> i32 {
-    let manifest = std::env::var("HOLON_BENCH_MANIFEST").expect("HOLON_BENCH_MANIFEST");
-    let exe = std::env::current_exe().expect("current_exe");
-    let server = format!(
-        "HOLON_BENCH_ROLE=server HOLON_MANIFEST='{manifest}' exec '{}'",
-        exe.display()
-    );
-    let code = holon_kit::harness::Harness::new(&manifest)
-        .function(holon_kit::agent(timed_run))
-        .server_command(server)
-        // The examples only: explore has its own benchmark (benches/explore.rs).
-        .explore_cases(0)
-        .run_code(&libtest_mimic::Arguments::from_args());
+    // The examples only: explore has its own benchmark (benches/explore.rs).
+    let code = common::run_harness(|h| h.function(holon_kit::agent(timed_run)).explore_cases(0));
     eprintln!(
         "{FUNCTION_TIME}{}",
         FUNCTION_NS.load(std::sync::atomic::Ordering::Relaxed)
     );
-    i32::from(code)
+    code
 }
 
 /// How long `word_stats::run` itself took inside the harness, all calls together: the part of
@@ -97,15 +87,20 @@ fn bench() {
     // Each phase three times, and the middle run kept: the machine may be shared.
     let function = middle(
         3,
-        || run_harness(&manifest, &["function::", "--test-threads", "1"]),
+        || run_harness(&manifest, &["function::", "--test-threads", "1"], Some("1")),
         |r| r.span,
     );
     let mcp = middle(
         3,
-        || run_harness(&manifest, &["mcp::", "--test-threads", "1"]),
+        || run_harness(&manifest, &["mcp::", "--test-threads", "1"], Some("1")),
         |r| r.median_call(),
     );
-    let whole = middle(3, || run_harness(&manifest, &[]), |r| r.wall);
+    let whole = middle(3, || run_harness(&manifest, &[], None), |r| r.wall);
+    let empty = middle(
+        3,
+        || run_harness(&manifest, &["no-trial-has-this-name"], Some("1")),
+        |r| r.process_cpu,
+    );
     assert_eq!(function.passed, EXAMPLES, "function pass");
     assert_eq!(mcp.passed, EXAMPLES + 1, "MCP pass");
     assert_eq!(whole.passed, 2 * EXAMPLES + 1, "whole run");
@@ -117,9 +112,10 @@ fn bench() {
 
     // From the first trial's start to the last one's end (dispatch, printing, the gate, the
     // call, the verdict), less the function itself as timed inside the harness; in wall time
-    // and in the CPU time of the process's threads, which a busy machine inflates less.
+    // and in CPU time, which a busy machine inflates less.
     let overhead = function.span.saturating_sub(function.function_time) / EXAMPLES as u32;
-    let overhead_cpu = function.trial_cpu.saturating_sub(function.function_time) / EXAMPLES as u32;
+    let trials_cpu = function.process_cpu.saturating_sub(empty.process_cpu);
+    let overhead_cpu = trials_cpu.saturating_sub(function.function_time) / EXAMPLES as u32;
     let ours = mcp.median_call();
     let ts = Duration::from_secs_f64(typescript["median_us"].as_f64().unwrap_or(f64::NAN) / 1e6);
 
@@ -140,7 +136,7 @@ fn bench() {
     println!(
         "  function pass overhead per example, CPU     {:>9.1} us   (trials' CPU {:.1} ms)",
         us(overhead_cpu),
-        ms(function.trial_cpu)
+        ms(trials_cpu)
     );
     println!(
         "  MCP pass, first trial to last               {:>9.1} ms",
@@ -353,9 +349,8 @@ struct HarnessRun {
     wall: Duration,
     /// From the first trial's `started` line to the last trial's result.
     span: Duration,
-    /// CPU time of the process's threads over the same span (schedstat, in nanoseconds): what
-    /// the trials cost, less what a busy machine adds in waiting.
-    trial_cpu: Duration,
+    /// CPU time of the whole process (and of any server it waited for), start to exit.
+    process_cpu: Duration,
     /// What `word_stats::run` itself took, inside the harness, all trials together.
     function_time: Duration,
     passed: usize,
@@ -387,11 +382,17 @@ impl HarnessRun {
 }
 
 /// One harness process; with `--test-threads 1` the JSON events time each trial.
-fn run_harness(manifest: &Path, args: &[&str]) -> HarnessRun {
+fn run_harness(manifest: &Path, args: &[&str], concurrency: Option<&str>) -> HarnessRun {
     let exe = std::env::current_exe().expect("current_exe");
+    let mut command = Command::new(exe);
+    command.env_remove("HOLON_CONCURRENCY");
+    if let Some(n) = concurrency {
+        command.env("HOLON_CONCURRENCY", n);
+    }
+    let cpu_before = children_cpu();
     let start = Instant::now();
     let mut child = Kill(
-        Command::new(exe)
+        command
             .args(["--format", "json"])
             .args(args)
             .env("HOLON_BENCH_ROLE", "harness")
@@ -414,11 +415,9 @@ fn run_harness(manifest: &Path, args: &[&str]) -> HarnessRun {
         }
         Duration::from_nanos(ns)
     });
-    let pid = child.0.id();
     let mut started: Option<Instant> = None;
     let mut first: Option<Instant> = None;
     let mut last = start;
-    let (mut cpu_first, mut cpu_last) = (Duration::ZERO, Duration::ZERO);
     let mut trials = Vec::new();
     let mut passed = 0;
     for line in BufReader::new(stdout).lines() {
@@ -434,7 +433,6 @@ fn run_harness(manifest: &Path, args: &[&str]) -> HarnessRun {
                 started = Some(at);
                 if first.is_none() {
                     first = Some(at);
-                    cpu_first = cpu_time(pid);
                 }
             }
             Some("ok") => {
@@ -442,35 +440,35 @@ fn run_harness(manifest: &Path, args: &[&str]) -> HarnessRun {
                 let name = event["name"].as_str().unwrap_or_default().to_string();
                 trials.push((name, started.map_or(Duration::ZERO, |s| at - s)));
                 last = at;
-                cpu_last = cpu_time(pid);
             }
             _ => panic!("a trial failed: {event}"),
         }
     }
     let status = child.0.wait().expect("wait");
     let wall = start.elapsed();
+    let process_cpu = children_cpu().saturating_sub(cpu_before);
     assert!(status.success(), "the harness run failed: {status}");
     let function_time = function_time.join().unwrap_or_default();
     HarnessRun {
         wall,
         span: last - first.unwrap_or(start),
-        trial_cpu: cpu_last.saturating_sub(cpu_first),
+        process_cpu,
         function_time,
         passed,
         trials,
     }
 }
 
-/// The CPU time all threads of a live process have had so far.
-fn cpu_time(pid: u32) -> Duration {
-    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Duration::ZERO;
+/// The user and system CPU time of every child this process has waited for.
+fn children_cpu() -> Duration {
+    // SAFETY: getrusage(2) writes only into the struct it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+        usage
     };
-    let ns: u64 = tasks
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .sum();
-    Duration::from_nanos(ns)
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    time(usage.ru_utime) + time(usage.ru_stime)
 }
 
 /// The TypeScript SDK's replay against this binary serving word-stats, on a port it picks,

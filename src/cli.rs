@@ -56,6 +56,10 @@ struct Cli {
     /// `HOLON_EXPLORE_SEED`].
     #[arg(long, value_name = "SEED", value_parser = crate::explore::parse_seed)]
     explore_seed: Option<u64>,
+    /// Calls in flight at once, whatever the core count and `--test-threads` (default 16);
+    /// 1 sends one call at a time, for an agent behind a strict rate limit.
+    #[arg(long, value_name = "N", env = "HOLON_CONCURRENCY", value_parser = crate::harness::parse_concurrency)]
+    concurrency: Option<usize>,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -205,6 +209,9 @@ fn run_tests(cli: &Cli) -> u8 {
                 .startup_timeout(std::time::Duration::from_secs_f64(cli.startup_timeout))
                 .explore_from_cli(cli.explore_cases, cli.explore_seed, replay)
                 .bless(cli.bless);
+            if let Some(calls) = cli.concurrency {
+                harness = harness.concurrency(calls);
+            }
             if let Some(path) = &cli.junit {
                 harness = harness.junit(path);
             }
@@ -257,6 +264,9 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
         }
         if let Some(seed) = cli.explore_seed {
             c.env("HOLON_EXPLORE_SEED", seed.to_string());
+        }
+        if let Some(calls) = cli.concurrency {
+            c.env(crate::harness::CONCURRENCY_VAR, calls.to_string());
         }
     };
     let mut build = std::process::Command::new(&cargo);

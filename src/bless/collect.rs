@@ -97,9 +97,13 @@ pub(crate) fn observe(
             Status::AgentError,
             first_line(message)
         )),
-        Got::Hung(limit) => Err(format!(
+        Got::Hung(limit) | Got::HungAlone(limit) => Err(format!(
             "{}: no answer within `runtime.limits.timeout_s` ({limit} s)",
             Status::Timeout
+        )),
+        Got::HttpStatus(status) => Err(format!(
+            "{}: HTTP {status} instead of an MCP answer",
+            Status::AgentError
         )),
     };
     push(Seen {

@@ -81,11 +81,15 @@ pub fn settle(manifest: &Manifest, gateway: &Gateway, got: &Got) -> Outcome {
                 "a JSON-RPC error ({code}: {message}) instead of a tool result"
             )),
         ),
-        Got::Hung(limit) => (
+        Got::Hung(limit) | Got::HungAlone(limit) => (
             Status::Timeout,
             Some(format!(
                 "no answer within `runtime.limits.timeout_s` ({limit} s)"
             )),
+        ),
+        Got::HttpStatus(status) => (
+            Status::AgentError,
+            Some(format!("HTTP {status} instead of an MCP answer")),
         ),
     };
     Outcome {
@@ -119,7 +123,8 @@ fn one_line(got: &Got) -> String {
         Got::Failed { code: None, .. } => "a failure with no code".into(),
         Got::TextOnly(_) => "text only".into(),
         Got::RpcError { code, .. } => format!("JSON-RPC error {code}"),
-        Got::Hung(_) => "no answer".into(),
+        Got::Hung(_) | Got::HungAlone(_) => "no answer".into(),
+        Got::HttpStatus(status) => format!("HTTP {status}"),
     }
 }
 
@@ -144,7 +149,8 @@ fn answered(got: &Got) -> Vec<String> {
         Got::RpcError { code, message } => {
             vec![format!("# JSON-RPC error {code}: {}", comment(message))]
         }
-        Got::Hung(limit) => vec![format!("# no answer within {limit} s")],
+        Got::Hung(limit) | Got::HungAlone(limit) => vec![format!("# no answer within {limit} s")],
+        Got::HttpStatus(status) => vec![format!("# HTTP {status} instead of an MCP answer")],
     }
 }
 

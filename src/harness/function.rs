@@ -1,194 +1,464 @@
 //! The function pass: every example through the agent function, in-process, as the gateway
 //! would run it (the gate, `timeout_s`, panics caught), then judged.
+//!
+//! The calls run ahead of the trials on worker threads of their own, as many as libtest's
+//! `--test-threads` (the CPU the pass may use), each driving several calls at once, up to the
+//! concurrency in all: an agent that awaits the network has that many calls in flight, one that
+//! computes keeps the worker busy until it returns. A function that blocks its worker past
+//! `timeout_s` and a grace is reported as a `timeout`; its worker is abandoned, the calls
+//! stalled behind it go to another, and the run goes on.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
+
+use serde_json::Value;
 use std::time::{Duration, Instant};
 
 use libtest_mimic::{Failed, Trial};
-use serde_json::Value;
 
-use super::process;
+use super::flight::{Crowded, Retries, Slots};
 use super::verdict::{Got, judge};
-use crate::manifest::{Example, Manifest};
+use crate::manifest::Manifest;
 use crate::runtime::{Agent, Answer, Ctx, Runner};
 
-/// How long past `timeout_s` a function that blocks its thread may hold the run before the
-/// watchdog ends it.
+/// How long past `timeout_s` a function that blocks its thread may hold its worker before the
+/// call is reported as a `timeout` and the worker abandoned.
 const BLOCKED_GRACE: Duration = Duration::from_secs(5);
 
-/// One `function::<example>` trial per example.
-pub fn trials(manifest: &Arc<Manifest>, agent: Arc<dyn Agent>) -> Vec<Trial> {
+/// One `function::<example>` trial per example, and the flight that makes their calls.
+pub fn trials(
+    manifest: &Arc<Manifest>,
+    agent: Arc<dyn Agent>,
+    concurrency: usize,
+    threads: usize,
+) -> (Vec<Trial>, Option<Arc<Flight>>) {
     let runner = match Runner::new(manifest.clone(), agent) {
         Ok(r) => Arc::new(r),
         Err(e) => {
-            return vec![super::record::trial("function::setup", move || {
-                Err(Failed::from(e))
-            })];
+            let trial = super::record::trial("function::setup", move || Err(Failed::from(e)));
+            return (vec![trial], None);
         }
     };
-    manifest
-        .examples
-        .iter()
-        .map(|example| {
-            let (runner, example) = (runner.clone(), example.clone());
-            let name = format!("function::{}", example.name);
-            super::record::trial(name.clone(), move || {
-                trial(&runner, &example, &name).map_err(Failed::from)
+    let flight = Arc::new(Flight::new(runner, concurrency, threads));
+    let trials = (manifest.examples.iter().enumerate())
+        .map(|(index, example)| {
+            let flight = flight.clone();
+            super::record::trial(format!("function::{}", example.name), move || {
+                flight.trial(index).map_err(Failed::from)
             })
         })
-        .collect()
+        .collect();
+    (trials, Some(flight))
 }
 
-fn trial(runner: &Runner, example: &Example, name: &str) -> Result<(), String> {
-    let got = answer(runner, example.input.clone(), name)?;
-    let pass = crate::bless::Pass::Function;
-    crate::bless::observe(pass, runner.manifest(), runner.gateway(), example, &got);
-    judge(runner.manifest(), runner.gateway(), example, got)
+/// The function pass's calls: queued in trial order, run by the workers, answered by slot.
+pub struct Flight {
+    runner: Arc<Runner>,
+    concurrency: usize,
+    threads: usize,
+    selected: OnceLock<Vec<usize>>,
+    started: OnceLock<()>,
+    state: Mutex<State>,
+    /// Wakes idle workers when a call ends or a new one is queued.
+    changed: tokio::sync::Notify,
+    answers: Slots<Answer>,
+    retries: Retries,
 }
 
-/// One input through the function, as the gateway would run it, watched under `name`.
-pub fn answer(runner: &Runner, input: Value, name: &str) -> Result<Got, String> {
-    let limit = runner.manifest().runtime.limits.timeout();
-    let runtime = Pooled::take()?;
-    let _watched = Watched::new(name, limit);
+#[derive(Default)]
+struct State {
+    queued: Vec<bool>,
+    pending: VecDeque<usize>,
+    running: HashMap<usize, Running>,
+    /// Calls that timed out among others, to try again alone once the rest are done.
+    again: Vec<usize>,
+    /// One call at a time from now on: a call timed out among others.
+    alone: bool,
+    retrying: bool,
+    next_worker: u64,
+    abandoned: Vec<u64>,
+}
+
+impl State {
+    fn done(&self) -> bool {
+        self.pending.is_empty() && self.running.is_empty() && self.again.is_empty()
+    }
+
+    /// Once every other call is done, the calls that timed out among others go again, alone.
+    fn retry_when_idle(&mut self) {
+        if self.pending.is_empty() && self.running.is_empty() && !self.again.is_empty() {
+            let mut again = std::mem::take(&mut self.again);
+            again.sort_unstable();
+            self.pending.extend(again);
+            self.retrying = true;
+        }
+    }
+}
+
+struct Running {
+    worker: u64,
+    started: Instant,
+}
+
+enum Next {
+    Run(usize, bool),
+    Wait,
+    Stop,
+}
+
+impl Flight {
+    fn new(runner: Arc<Runner>, concurrency: usize, threads: usize) -> Flight {
+        let examples = runner.manifest().examples.len();
+        Flight {
+            runner,
+            concurrency: concurrency.max(1),
+            threads: threads.max(1),
+            selected: OnceLock::new(),
+            started: OnceLock::new(),
+            state: Mutex::new(State {
+                queued: vec![false; examples],
+                ..State::default()
+            }),
+            changed: tokio::sync::Notify::new(),
+            answers: Slots::new(examples),
+            retries: Retries::default(),
+        }
+    }
+
+    /// The examples whose trials will run (libtest's filters applied), in trial order.
+    pub fn select(&self, examples: Vec<usize>) {
+        let _ = self.selected.set(examples);
+    }
+
+    /// The note on calls retried alone, for the end of the run.
+    pub fn retry_note(&self) -> Option<String> {
+        self.retries.note("the agent function", self.concurrency)
+    }
+
+    fn limit(&self) -> Duration {
+        self.runner.manifest().runtime.limits.timeout()
+    }
+
+    /// The `function::<example>` trial for `examples[index]`.
+    fn trial(self: &Arc<Self>, index: usize) -> Result<(), String> {
+        self.started.get_or_init(|| self.start());
+        // A trial outside the selection (there is none) queues its own call rather than wait
+        // for one that was never queued.
+        if let Ok(mut state) = self.state.lock()
+            && !state.queued[index]
+        {
+            state.queued[index] = true;
+            state.pending.push_front(index);
+            drop(state);
+            self.spawn_worker();
+        }
+        let answer = self
+            .answers
+            .take(index)
+            .ok_or_else(|| "this example's call gave no answer".to_string())?;
+        let got = got(answer);
+        let manifest = self.runner.manifest();
+        let example = &manifest.examples[index];
+        let pass = crate::bless::Pass::Function;
+        crate::bless::observe(pass, manifest, self.runner.gateway(), example, &got);
+        judge(manifest, self.runner.gateway(), example, got)
+    }
+
+    fn start(self: &Arc<Self>) {
+        let all: Vec<usize> = (0..self.runner.manifest().examples.len()).collect();
+        let order = self.selected.get().unwrap_or(&all);
+        if let Ok(mut state) = self.state.lock() {
+            for &index in order {
+                state.queued[index] = true;
+                state.pending.push_back(index);
+            }
+        }
+        for _ in 0..self.threads.min(order.len().max(1)) {
+            self.spawn_worker();
+        }
+        let me = self.clone();
+        let watching = std::thread::Builder::new()
+            .name("holon-function-watch".into())
+            .spawn(move || me.watch());
+        if let Err(e) = watching {
+            self.fail_all(&format!("cannot start a thread for the calls: {e}"));
+        }
+    }
+
+    fn spawn_worker(self: &Arc<Self>) {
+        let worker = match self.state.lock() {
+            Ok(mut state) => {
+                state.next_worker += 1;
+                state.next_worker
+            }
+            Err(_) => return,
+        };
+        let me = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("holon-function-{worker}"))
+            .spawn(move || {
+                // Each worker drives its calls on a runtime of its own: a function that blocks
+                // its thread holds up this worker's calls only.
+                match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                {
+                    Ok(runtime) => runtime.block_on(me.work(worker)),
+                    Err(e) => me.fail_all(&format!("cannot start a tokio runtime: {e}")),
+                }
+            });
+        if let Err(e) = spawned {
+            self.fail_all(&format!("cannot start a thread for the calls: {e}"));
+        }
+    }
+
+    fn fail_all(&self, message: &str) {
+        self.answers.close(|_| Answer::Error {
+            code: "agent_crashed".into(),
+            message: format!("the harness could not run the call: {message}"),
+        });
+    }
+
+    async fn work(self: Arc<Self>, worker: u64) {
+        loop {
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            match self.next(worker) {
+                Next::Run(index, crowded) => {
+                    tokio::spawn(self.clone().call(index, worker, crowded));
+                    // A function that does not await runs to its end here, before the next
+                    // call is claimed: this worker's share of the CPU stays one call wide.
+                    tokio::task::yield_now().await;
+                }
+                Next::Wait => changed.await,
+                Next::Stop => return,
+            }
+        }
+    }
+
+    fn next(&self, worker: u64) -> Next {
+        let Ok(mut state) = self.state.lock() else {
+            return Next::Stop;
+        };
+        if state.abandoned.contains(&worker) {
+            return Next::Stop;
+        }
+        let limit = if state.alone || state.retrying {
+            1
+        } else {
+            self.concurrency
+        };
+        if state.running.len() < limit
+            && let Some(index) = state.pending.pop_front()
+        {
+            let crowded = !state.running.is_empty();
+            state.running.insert(
+                index,
+                Running {
+                    worker,
+                    started: Instant::now(),
+                },
+            );
+            return Next::Run(index, crowded);
+        }
+        if state.done() {
+            return Next::Stop;
+        }
+        Next::Wait
+    }
+
+    async fn call(self: Arc<Self>, index: usize, worker: u64, crowded: bool) {
+        let input = self.runner.manifest().examples[index].input.clone();
+        let answer = run_one(&self.runner, input).await;
+        self.finish(index, worker, crowded, answer);
+    }
+
+    fn finish(&self, index: usize, worker: u64, crowded: bool, answer: Answer) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        // A call given up on that returned after all: its answer was given already.
+        if state.running.get(&index).is_none_or(|r| r.worker != worker) {
+            return;
+        }
+        state.running.remove(&index);
+        let among_others = crowded || !state.running.is_empty();
+        if state.retrying {
+            self.retries.record(Crowded::TimedOut, !is_timeout(&answer));
+            self.answers.put(index, answer);
+        } else if is_timeout(&answer) && among_others {
+            // It may have waited on the others (a lock, the CPU): alone it may pass.
+            state.alone = true;
+            state.again.push(index);
+        } else {
+            self.answers.put(index, answer);
+        }
+        state.retry_when_idle();
+        drop(state);
+        self.changed.notify_waiters();
+    }
+
+    /// Gives up on calls that have held their worker past `timeout_s` and a grace: their
+    /// function blocks the thread. Polls rather than being woken per call, so a call costs a
+    /// lock, not a wake-up.
+    fn watch(self: Arc<Self>) {
+        let limit = self.limit();
+        loop {
+            std::thread::sleep(Duration::from_millis(100));
+            let Ok(mut state) = self.state.lock() else {
+                return;
+            };
+            if state.done() {
+                return;
+            }
+            let now = Instant::now();
+            let stuck: Vec<(usize, u64)> = (state.running.iter())
+                .filter(|(_, r)| now.duration_since(r.started) > limit + BLOCKED_GRACE)
+                .map(|(index, r)| (*index, r.worker))
+                .collect();
+            let mut replace = 0;
+            for (index, worker) in stuck {
+                state.running.remove(&index);
+                self.answers.put(
+                    index,
+                    Answer::Error {
+                        code: "timeout".into(),
+                        message: format!(
+                            "the agent function has not returned {} s after it started, past `runtime.limits.timeout_s` ({} s): it blocks its thread (a loop, a lock or `std::thread::sleep` in an async function), so it cannot be cancelled; its thread is abandoned and the other trials go on",
+                            (limit + BLOCKED_GRACE).as_secs_f64(),
+                            limit.as_secs_f64()
+                        ),
+                    },
+                );
+                if !state.abandoned.contains(&worker) {
+                    state.abandoned.push(worker);
+                    replace += 1;
+                    // The other calls on that worker are stalled behind it: they start again
+                    // on another.
+                    let stalled: Vec<usize> = (state.running.iter())
+                        .filter(|(_, r)| r.worker == worker)
+                        .map(|(i, _)| *i)
+                        .collect();
+                    for i in stalled.into_iter().rev() {
+                        state.running.remove(&i);
+                        state.pending.push_front(i);
+                    }
+                }
+            }
+            state.retry_when_idle();
+            drop(state);
+            for _ in 0..replace {
+                self.spawn_worker();
+            }
+            if replace > 0 {
+                self.changed.notify_waiters();
+            }
+        }
+    }
+}
+
+/// One call as the gateway would run it: the gate, the function under `timeout_s`.
+async fn run_one(runner: &Runner, input: Value) -> Answer {
+    let manifest = runner.manifest();
+    let limit = manifest.runtime.limits.timeout();
     let started = Instant::now();
     // The function pass reads `holon://files/NAME` straight from `files/NAME`.
-    let ctx = Ctx::with_files_dir(runner.manifest().dir().join("files"));
-    let mut answer = runtime.block_on(runner.run(input, ctx));
+    let ctx = Ctx::with_files_dir(manifest.dir().join("files"));
+    let answer = runner.run(input, ctx).await;
     let took = started.elapsed();
     // An awaiting function is cancelled at `timeout_s`; one that blocks its thread cannot be,
     // and its answer, however late, must still count as the gateway would count it.
-    if took > limit && !matches!(&answer, Answer::Error { code, .. } if code == "timeout") {
-        answer = Answer::Error {
+    if took > limit && !is_timeout(&answer) {
+        return Answer::Error {
             code: "timeout".into(),
             message: format!(
                 "the run took {:.1} s, past `runtime.limits.timeout_s` ({} s); it blocked its thread, so it could not be cancelled",
                 took.as_secs_f64(),
-                runner.manifest().runtime.limits.timeout_s
+                manifest.runtime.limits.timeout_s
             ),
         };
     }
-    Ok(match answer {
+    answer
+}
+
+fn got(answer: Answer) -> Got {
+    match answer {
         Answer::Output(v) => Got::Output(v),
         Answer::Error { code, message } => Got::Failed {
             code: Some(code),
             message,
         },
-    })
-}
-
-/// A current-thread runtime for one trial at a time: the function's task runs on the trial's
-/// own thread, with no hop to a worker thread and back, which on a busy machine costs more
-/// than most agent functions. Pooled in a static rather than kept in a thread-local, which
-/// tokio cannot always drop when a thread ends.
-struct Pooled(Option<tokio::runtime::Runtime>);
-
-fn pool() -> &'static Mutex<Vec<tokio::runtime::Runtime>> {
-    static POOL: OnceLock<Mutex<Vec<tokio::runtime::Runtime>>> = OnceLock::new();
-    POOL.get_or_init(Default::default)
-}
-
-impl Pooled {
-    fn take() -> Result<Pooled, String> {
-        if let Some(runtime) = pool().lock().ok().and_then(|mut p| p.pop()) {
-            return Ok(Pooled(Some(runtime)));
-        }
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map(|runtime| Pooled(Some(runtime)))
-            .map_err(|e| format!("cannot start a tokio runtime: {e}"))
     }
 }
 
-impl std::ops::Deref for Pooled {
-    type Target = tokio::runtime::Runtime;
+/// A call for the worker that serves calls outside the example trials, and where its answer
+/// goes.
+type Job = (Arc<Runner>, Value, mpsc::Sender<Answer>);
 
-    fn deref(&self) -> &tokio::runtime::Runtime {
-        // Only `Drop` takes it out.
-        self.0.as_ref().unwrap_or_else(|| unreachable!())
-    }
+/// The worker for calls outside the example trials (explore's), one at a time; `None` until
+/// the first call, and again after a function blocked it.
+static SOLO: Mutex<Option<mpsc::Sender<Job>>> = Mutex::new(None);
+
+fn solo_worker() -> Result<mpsc::Sender<Job>, String> {
+    let (jobs, queue) = mpsc::channel::<Job>();
+    std::thread::Builder::new()
+        .name("holon-function-solo".into())
+        .spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            else {
+                return;
+            };
+            while let Ok((runner, input, reply)) = queue.recv() {
+                let _ = reply.send(runtime.block_on(run_one(&runner, input)));
+            }
+        })
+        .map_err(|e| format!("cannot start a thread for the call: {e}"))?;
+    Ok(jobs)
 }
 
-impl Drop for Pooled {
-    fn drop(&mut self) {
-        if let (Some(runtime), Ok(mut pool)) = (self.0.take(), pool().lock()) {
-            pool.push(runtime);
-        }
-    }
-}
-
-/// A trial in flight, watched: a function that blocks its thread and never returns would
-/// otherwise hang the whole run. Past `timeout_s` and a grace, the watchdog says which trial
-/// and why, stops the servers and ends the process as a failed run.
-struct Watched(u64);
-
-struct Watchdog {
-    trials: Mutex<HashMap<u64, (Instant, String, Duration)>>,
-    next: AtomicU64,
-}
-
-fn watchdog() -> &'static Watchdog {
-    static WATCHDOG: OnceLock<Watchdog> = OnceLock::new();
-    WATCHDOG.get_or_init(|| {
-        // Polls rather than being woken per trial, so a trial costs a lock, not a wake-up.
-        let _ = std::thread::Builder::new()
-            .name("holon-watchdog".into())
-            .spawn(|| {
-                loop {
-                    std::thread::sleep(Duration::from_millis(250));
-                    watchdog().check();
-                }
-            });
-        Watchdog {
-            trials: Mutex::new(HashMap::new()),
-            next: AtomicU64::new(0),
-        }
-    })
-}
-
-impl Watchdog {
-    fn check(&self) {
-        let now = Instant::now();
-        let Ok(trials) = self.trials.lock() else {
-            return;
+/// One input through the function, outside the example trials (explore's cases), as the
+/// gateway would run it. A function that blocks its thread past `timeout_s` and a grace is
+/// answered `timeout`, and its thread is abandoned: the next call gets a new one.
+pub fn answer(runner: &Arc<Runner>, input: Value) -> Result<Got, String> {
+    let (reply, answered) = mpsc::channel();
+    {
+        let mut solo = SOLO
+            .lock()
+            .map_err(|_| "the function's worker failed".to_string())?;
+        let worker = match solo.take() {
+            Some(worker) => worker,
+            None => solo_worker()?,
         };
-        if let Some((_, name, limit)) = trials.values().find(|(deadline, ..)| *deadline < now) {
-            eprintln!(
-                "\nerror: `{name}` has not returned {} s after it started, past `runtime.limits.timeout_s` ({} s): the agent function blocks its thread (a loop, a lock or `std::thread::sleep` in an async function), so it cannot be cancelled; the gateway would end the call with status `timeout`",
-                (*limit + BLOCKED_GRACE).as_secs_f64(),
-                limit.as_secs_f64()
-            );
-            process::stop_all();
-            std::process::exit(i32::from(super::EXIT_FAILED));
-        }
+        worker
+            .send((runner.clone(), input, reply))
+            .map_err(|_| "the function's worker is gone".to_string())?;
+        *solo = Some(worker);
     }
-}
-
-impl Watched {
-    fn new(name: &str, limit: Duration) -> Watched {
-        let dog = watchdog();
-        let id = dog.next.fetch_add(1, Ordering::Relaxed);
-        if let Ok(mut trials) = dog.trials.lock() {
-            trials.insert(
-                id,
-                (
-                    Instant::now() + limit + BLOCKED_GRACE,
-                    name.to_string(),
-                    limit,
+    let limit = runner.manifest().runtime.limits.timeout();
+    match answered.recv_timeout(limit + BLOCKED_GRACE) {
+        Ok(answer) => Ok(got(answer)),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Err("the function's worker could not run the call".to_string())
+        }
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            if let Ok(mut solo) = SOLO.lock() {
+                *solo = None;
+            }
+            Ok(Got::Failed {
+                code: Some("timeout".into()),
+                message: format!(
+                    "the agent function has not returned {} s after it started, past `runtime.limits.timeout_s` ({} s): it blocks its thread (a loop, a lock or `std::thread::sleep` in an async function), so it cannot be cancelled; its thread is abandoned",
+                    (limit + BLOCKED_GRACE).as_secs_f64(),
+                    limit.as_secs_f64()
                 ),
-            );
+            })
         }
-        Watched(id)
     }
 }
 
-impl Drop for Watched {
-    fn drop(&mut self) {
-        if let Ok(mut trials) = watchdog().trials.lock() {
-            trials.remove(&self.0);
-        }
-    }
+fn is_timeout(answer: &Answer) -> bool {
+    matches!(answer, Answer::Error { code, .. } if code == "timeout")
 }

@@ -1,6 +1,7 @@
 //! The MCP pass: one server process shared by the trials of this process, `tools/list`, then
-//! every example through `tools/call`.
+//! every example through `tools/call`, up to N calls in flight at once (see `flight`).
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -12,10 +13,11 @@ use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
 use super::compare::json_eq;
+use super::flight::{Crowded, Retries, Slots};
 use super::process::{self, ServerProcess, ServerSpec};
 use super::verdict::{self, Got};
 use crate::gateway::Gateway;
-use crate::manifest::{Example, Expect, Manifest};
+use crate::manifest::{Expect, Manifest};
 
 type Client = RunningService<RoleClient, ()>;
 
@@ -29,7 +31,16 @@ pub struct Shared {
     gateway: Arc<Gateway>,
     spec: ServerSpec,
     startup: Duration,
+    concurrency: usize,
+    /// The examples whose trials run, in trial order: the calls the flight makes.
+    selected: OnceLock<Vec<usize>>,
+    /// Whether the `tools/list` trial runs.
+    list_tools: OnceLock<bool>,
+    tools: Slots<Result<Vec<Tool>, String>>,
     state: OnceLock<Result<Live, String>>,
+    flight: OnceLock<()>,
+    answers: Slots<Result<Got, String>>,
+    retries: Retries,
 }
 
 struct Live {
@@ -40,20 +51,42 @@ struct Live {
 }
 
 impl Shared {
-    /// Nothing starts until a trial asks for the server.
+    /// Nothing starts until a trial asks for the server; then every selected example's call
+    /// goes out, `concurrency` at a time.
     pub fn new(
         manifest: Arc<Manifest>,
         gateway: Arc<Gateway>,
         spec: ServerSpec,
         startup: Duration,
+        concurrency: usize,
     ) -> Shared {
+        let answers = Slots::new(manifest.examples.len());
         Shared {
             manifest,
             gateway,
             spec,
             startup,
+            concurrency: concurrency.max(1),
+            selected: OnceLock::new(),
+            list_tools: OnceLock::new(),
+            tools: Slots::new(1),
             state: OnceLock::new(),
+            flight: OnceLock::new(),
+            answers,
+            retries: Retries::default(),
         }
+    }
+
+    /// What the trials that will run need (libtest's filters applied): `tools/list` or not,
+    /// and the examples' calls, in trial order. By default, everything.
+    pub fn select(&self, list_tools: bool, examples: Vec<usize>) {
+        let _ = self.list_tools.set(list_tools);
+        let _ = self.selected.set(examples);
+    }
+
+    /// The note on calls retried alone, for the end of the run.
+    pub fn retry_note(&self) -> Option<String> {
+        self.retries.note("the server", self.concurrency)
     }
 
     fn live(&self) -> Result<&Live, String> {
@@ -76,11 +109,18 @@ impl Shared {
         // enough.
         watch_signals();
         let dir = self.manifest.dir();
+        // The client that saw the server answer is the one the run keeps: a second client
+        // would open a second connection, which a server may refuse.
+        let first = std::cell::RefCell::new(None);
         let server = ServerProcess::start(&self.spec, &dir, self.startup, |port| {
             runtime.block_on(async {
-                tokio::time::timeout(Duration::from_secs(5), connect(port))
-                    .await
-                    .is_ok_and(|c| c.is_ok())
+                match tokio::time::timeout(Duration::from_secs(5), connect(port)).await {
+                    Ok(Ok(client)) => {
+                        first.replace(Some((port, client)));
+                        true
+                    }
+                    _ => false,
+                }
             })
         })
         .map_err(|e| format!("the server did not start: {}", e.message))?;
@@ -88,12 +128,15 @@ impl Shared {
         let files = runtime
             .block_on(super::files::FileServer::start(dir.join("files")))
             .map_err(|e| format!("cannot start the test file server: {e}"))?;
-        let client = runtime
-            .block_on(async {
-                tokio::time::timeout(Duration::from_secs(10), connect(server.port)).await
-            })
-            .map_err(|_| "the MCP `initialize` timed out".to_string())?
-            .map_err(|e| format!("the MCP `initialize` failed: {e}"))?;
+        let client = match first.into_inner() {
+            Some((port, client)) if port == server.port => client,
+            _ => runtime
+                .block_on(async {
+                    tokio::time::timeout(Duration::from_secs(10), connect(server.port)).await
+                })
+                .map_err(|_| "the MCP `initialize` timed out".to_string())?
+                .map_err(|e| format!("the MCP `initialize` failed: {e}"))?,
+        };
         Ok(Live {
             runtime,
             server,
@@ -109,76 +152,248 @@ impl Shared {
         Some(live.server.output.tail())
     }
 
-    /// The `mcp::tools/list` trial.
-    pub fn tools_list(&self) -> Result<(), String> {
-        let live = self.live()?;
-        let tools = live
-            .runtime
-            .block_on(async {
-                tokio::time::timeout(Duration::from_secs(30), live.client.list_all_tools()).await
-            })
-            .map_err(|_| "`tools/list` got no answer within 30 s".to_string())?
-            .map_err(|e| self.unreachable(live, &format!("`tools/list` failed: {e}")))?;
+    /// The `mcp::tools/list` trial: the flight lists the tools alone, before the calls.
+    pub fn tools_list(self: &Arc<Self>) -> Result<(), String> {
+        self.live()?;
+        self.flight.get_or_init(|| self.launch());
+        let tools = self
+            .tools
+            .take(0)
+            .unwrap_or_else(|| Err("`tools/list` was not sent".to_string()))?;
         check_tools(&self.manifest, &tools)
     }
 
-    /// The `mcp::<example>` trial.
-    pub fn call(&self, example: &Example) -> Result<(), String> {
-        let got = self.answer(&example.input)?;
+    async fn list_tools(&self) -> Result<Vec<Tool>, String> {
+        let live = self.live()?;
+        let listed =
+            tokio::time::timeout(Duration::from_secs(30), live.client.list_all_tools()).await;
+        match listed {
+            Err(_) => Err("`tools/list` got no answer within 30 s".to_string()),
+            Ok(Ok(tools)) => Ok(tools),
+            Ok(Err(e)) => {
+                let what = format!("`tools/list` failed: {e}");
+                Err(match exited(live).await {
+                    Some(status) => exited_message(status, &what),
+                    None => format!("{what}\ngateway status: runtime_unavailable"),
+                })
+            }
+        }
+    }
+
+    /// The `mcp::<example>` trial for `examples[index]`: its call went out with the others
+    /// when the first trial asked for the server; this waits for its answer and judges it.
+    pub fn call(self: &Arc<Self>, index: usize) -> Result<(), String> {
+        self.live()?;
+        if self
+            .selected
+            .get()
+            .is_some_and(|selected| !selected.contains(&index))
+        {
+            return Err("this example's call was not made: its trial was filtered out".into());
+        }
+        self.flight.get_or_init(|| self.launch());
+        let got = self
+            .answers
+            .take(index)
+            .unwrap_or_else(|| Err("this example's call was not made".to_string()))?;
+        let example = &self.manifest.examples[index];
         let pass = crate::bless::Pass::Mcp;
         crate::bless::observe(pass, &self.manifest, &self.gateway, example, &got);
         verdict::judge(&self.manifest, &self.gateway, example, got)
     }
 
-    /// One input through `tools/call` on the shared server: what came back, or why nothing
-    /// could (the server is gone, or never started).
+    /// One input through `tools/call` on the shared server, outside the example trials
+    /// (explore's cases): what came back, or why nothing could (the server is gone, or never
+    /// started).
     pub fn answer(&self, input: &Value) -> Result<Got, String> {
         let live = self.live()?;
+        live.runtime.block_on(self.send(input)).0
+    }
+
+    /// The flight runs on a thread of its own, which drives the client's runtime while the
+    /// trials wait for their answers.
+    fn launch(self: &Arc<Self>) {
+        let me = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("holon-mcp-flight".into())
+            .spawn(move || {
+                if let Ok(live) = me.live() {
+                    live.runtime.block_on(me.clone().fly());
+                }
+                let why = "the call was not made: the run ended first";
+                me.tools.close(|_| Err(why.to_string()));
+                me.answers.close(|_| Err(why.to_string()));
+            });
+        if let Err(e) = spawned {
+            let why = format!("cannot start a thread for the calls: {e}");
+            self.tools.close(|_| Err(why.clone()));
+            self.answers.close(|_| Err(why.clone()));
+        }
+    }
+
+    /// Every selected call, up to `concurrency` in flight. A call that gets no answer in time,
+    /// or cannot reach the server, while others are in flight is tried again alone once the
+    /// rest are done: a server that takes one call at a time must not turn into false
+    /// failures. After the first such call, the rest go out one at a time.
+    async fn fly(self: Arc<Self>) {
+        if self.list_tools.get().copied().unwrap_or(true) {
+            let tools = self.list_tools().await;
+            self.tools.put(0, tools);
+        }
+        let all: Vec<usize> = (0..self.manifest.examples.len()).collect();
+        let order = self.selected.get().unwrap_or(&all).clone();
+        let n = self.concurrency;
+        let permits = Arc::new(tokio::sync::Semaphore::new(n));
+        let alone = Arc::new(AtomicBool::new(false));
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let mut calls = tokio::task::JoinSet::new();
+        for index in order {
+            let wanted = if alone.load(Ordering::Relaxed) { n } else { 1 };
+            let Ok(permit) = permits.clone().acquire_many_owned(wanted as u32).await else {
+                break;
+            };
+            let (me, alone, in_flight) = (self.clone(), alone.clone(), in_flight.clone());
+            calls.spawn(async move {
+                let others = in_flight.fetch_add(1, Ordering::SeqCst);
+                let (answer, failed) = me.call_once(index).await;
+                let crowded = others > 0 || in_flight.load(Ordering::SeqCst) > 1;
+                in_flight.fetch_sub(1, Ordering::SeqCst);
+                drop(permit);
+                if let Some(why) = failed.filter(|_| crowded) {
+                    alone.store(true, Ordering::Relaxed);
+                    return Some((index, why));
+                }
+                me.answers.put(index, answer);
+                None
+            });
+        }
+        let mut again = Vec::new();
+        while let Some(joined) = calls.join_next().await {
+            if let Ok(Some(call)) = joined {
+                again.push(call);
+            }
+        }
+        again.sort_unstable_by_key(|(index, _)| *index);
+        for (index, why) in again {
+            let (answer, failed) = self.call_once(index).await;
+            self.retries.record(why, failed.is_none());
+            let answer = match answer {
+                Ok(Got::Hung(limit)) => Ok(Got::HungAlone(limit)),
+                other => other,
+            };
+            self.answers.put(index, answer);
+        }
+    }
+
+    /// One `tools/call`, and how it failed when the crowd may be the cause (no answer in time,
+    /// no connection), so that alone it could go through.
+    async fn call_once(&self, index: usize) -> (Result<Got, String>, Option<Crowded>) {
+        self.send(&self.manifest.examples[index].input).await
+    }
+
+    /// One `tools/call` with `input` as its arguments.
+    async fn send(&self, input: &Value) -> (Result<Got, String>, Option<Crowded>) {
+        let Ok(live) = self.live() else {
+            return (Err("the server is not running".to_string()), None);
+        };
         if let Some(status) = live.server.exit_status() {
-            return Err(format!(
-                "the server exited earlier in the run ({status}); gateway status: runtime_unavailable"
-            ));
+            return (
+                Err(format!(
+                    "the server exited earlier in the run ({status}); gateway status: runtime_unavailable"
+                )),
+                None,
+            );
         }
         let arguments = match input {
             Value::Object(map) => map.clone(),
             other => {
-                return Err(format!(
-                    "the input is {}, but MCP arguments are an object",
-                    crate::gateway::schema::type_of(other)
-                ));
+                return (
+                    Err(format!(
+                        "the input is {}, but MCP arguments are an object",
+                        crate::gateway::schema::type_of(other)
+                    )),
+                    None,
+                );
             }
         };
         let limit = self.manifest.runtime.limits.timeout() + CALL_GRACE;
         let mut params = CallToolRequestParams::new(self.manifest.runtime.tool.clone())
             .with_arguments(arguments);
         // File handles reach the server as signed links in `_meta`, as the gateway sends them.
-        if let Some(meta) = live.files.meta_for(input)? {
-            params.meta = Some(rmcp::model::RequestMetaObject::from(meta));
+        match live.files.meta_for(input) {
+            Ok(Some(meta)) => params.meta = Some(rmcp::model::RequestMetaObject::from(meta)),
+            Ok(None) => {}
+            Err(e) => return (Err(e), None),
         }
-        let answer = live
-            .runtime
-            .block_on(async { tokio::time::timeout(limit, live.client.call_tool(params)).await });
-        Ok(match answer {
-            Err(_) => Got::Hung(self.manifest.runtime.limits.timeout_s),
-            Ok(Ok(result)) => from_result(result),
-            Ok(Err(ServiceError::McpError(e))) => Got::RpcError {
-                code: e.code.0,
-                message: e.message.to_string(),
-            },
-            Ok(Err(e)) => return Err(self.unreachable(live, &format!("the call failed: {e}"))),
-        })
-    }
-
-    fn unreachable(&self, live: &Live, what: &str) -> String {
-        // The connection drops a moment before the process can be reaped: give its exit that
-        // moment to show, so the message names the cause rather than the client's error.
-        match live.server.wait_exit(Duration::from_millis(500)) {
-            Some(status) => format!(
-                "the server exited ({status}) before it answered\ngateway status: runtime_unavailable\n{what}"
+        // `timeout_s` counts from when the call is sent. A call given up on is dropped, and
+        // rmcp cancels a dropped call with `notifications/cancelled`, as MCP specifies.
+        match tokio::time::timeout(limit, live.client.call_tool(params)).await {
+            Err(_) => (
+                Ok(Got::Hung(self.manifest.runtime.limits.timeout_s)),
+                Some(Crowded::TimedOut),
             ),
-            None => format!("{what}\ngateway status: runtime_unavailable"),
+            Ok(Ok(result)) => (Ok(from_result(result)), None),
+            Ok(Err(ServiceError::McpError(e))) => (
+                Ok(Got::RpcError {
+                    code: e.code.0,
+                    message: e.message.to_string(),
+                }),
+                None,
+            ),
+            // An HTTP error status is the server's answer, not a flake to hide.
+            Ok(Err(e)) => match http_status(&e) {
+                Some(status) => (Ok(Got::HttpStatus(status)), None),
+                None => {
+                    let what = format!("the call failed: {e}");
+                    match exited(live).await {
+                        Some(status) => (Err(exited_message(status, &what)), None),
+                        None => (
+                            Err(format!("{what}\ngateway status: runtime_unavailable")),
+                            Some(Crowded::Refused),
+                        ),
+                    }
+                }
+            },
         }
     }
+}
+
+/// How long a dropped connection is given for the server's exit to show.
+const EXIT_SHOWS: Duration = Duration::from_millis(500);
+
+/// The server's exit status, when it exits within a moment: the connection drops a moment
+/// before the process can be reaped, and the message should name the cause rather than the
+/// client's error. Waited for off the flight's runtime, which must not block.
+async fn exited(live: &Live) -> Option<std::process::ExitStatus> {
+    let server = live.server.clone();
+    tokio::task::spawn_blocking(move || server.wait_exit(EXIT_SHOWS))
+        .await
+        .ok()
+        .flatten()
+}
+
+fn exited_message(status: std::process::ExitStatus, what: &str) -> String {
+    format!(
+        "the server exited ({status}) before it answered\ngateway status: runtime_unavailable\n{what}"
+    )
+}
+
+/// The HTTP status of a call the server answered with an error status (429, 5xx).
+fn http_status(error: &ServiceError) -> Option<u16> {
+    use rmcp::transport::streamable_http_client::{HttpStatusError, StreamableHttpError};
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(current) = source {
+        if let Some(StreamableHttpError::HttpStatus(e)) =
+            current.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+        {
+            return Some(e.status);
+        }
+        if let Some(e) = current.downcast_ref::<HttpStatusError>() {
+            return Some(e.status);
+        }
+        source = current.source();
+    }
+    None
 }
 
 async fn connect(port: u16) -> Result<Client, String> {

@@ -4,6 +4,7 @@
 
 mod compare;
 mod files;
+mod flight;
 mod function;
 pub(crate) mod github;
 mod junit;
@@ -18,9 +19,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use libtest_mimic::{Arguments, Failed};
+use libtest_mimic::{Arguments, Failed, Trial};
 
 pub use compare::{diff, json_eq};
+pub use flight::{CONCURRENCY_VAR, DEFAULT_CONCURRENCY, parse_concurrency};
 pub use mcp::check_tools;
 pub use process::ServerSpec;
 pub use verdict::{Got, failure_status, judge};
@@ -54,6 +56,7 @@ pub struct Harness {
     checks_shown: bool,
     bless: bool,
     explore: crate::explore::Asked,
+    concurrency: Option<usize>,
 }
 
 impl Harness {
@@ -74,6 +77,7 @@ impl Harness {
             checks_shown: std::env::var_os(CHECKS_SHOWN).is_some(),
             bless: std::env::var("HOLON_BLESS").is_ok_and(|v| v == "1"),
             explore: Default::default(),
+            concurrency: None,
         }
     }
 
@@ -161,6 +165,14 @@ impl Harness {
         self
     }
 
+    /// How many calls may be in flight at once, in the MCP pass and in the function pass for
+    /// an agent that awaits (default 16, or `HOLON_CONCURRENCY`), whatever the core count and
+    /// libtest's `--test-threads`; 1 sends one call at a time. Kept within 1 to 1024.
+    pub fn concurrency(mut self, calls: usize) -> Harness {
+        self.concurrency = Some(calls.clamp(1, flight::MAX_CONCURRENCY));
+        self
+    }
+
     /// Runs with the process's own arguments (libtest's: filters, `--exact`, `--list`, ...).
     pub fn run(self) -> ExitCode {
         self.run_with(&Arguments::from_args())
@@ -209,12 +221,46 @@ impl Harness {
                 return EXIT_REFUSED;
             }
         };
+        let concurrency = match self
+            .concurrency
+            .map(Ok)
+            .or_else(|| flight::concurrency_from_env().transpose())
+        {
+            Some(Ok(n)) => n,
+            Some(Err(e)) => {
+                eprintln!("error: {e}");
+                return EXIT_REFUSED;
+            }
+            None => DEFAULT_CONCURRENCY,
+        };
+        // The calls a pass makes ahead of its trials are those of the trials that will run.
+        let runs = |name: &str| {
+            let trial = Trial::test(name, || Ok(()));
+            !args.list && !args.is_filtered_out(&trial) && !args.is_ignored(&trial)
+        };
+        let selected = |pass: &str| -> Vec<usize> {
+            (manifest.examples.iter().enumerate())
+                .filter(|(_, e)| runs(&format!("{pass}::{}", e.name)))
+                .map(|(i, _)| i)
+                .collect()
+        };
         let mut trials = Vec::new();
+        let mut flights = Vec::new();
         if let Some(agent) = &self.agent {
-            trials.extend(function::trials(&manifest, agent.clone()));
+            let threads = args
+                .test_threads
+                .or_else(|| std::thread::available_parallelism().ok().map(Into::into))
+                .unwrap_or(1);
+            let (function_trials, flight) =
+                function::trials(&manifest, agent.clone(), concurrency, threads);
+            trials.extend(function_trials);
+            if let Some(flight) = flight {
+                flight.select(selected("function"));
+                flights.push(flight);
+            }
         }
-        // The function the explore trials call: the same gate, limits and watchdog as the
-        // function pass.
+        // The function the explore trials call: the same gate and limits as the function
+        // pass; a function that blocks its thread is answered `timeout`, its thread abandoned.
         let reference = match &self.agent {
             Some(agent) if explore.cases > 0 => {
                 match crate::runtime::Runner::new(manifest.clone(), agent.clone()) {
@@ -227,51 +273,46 @@ impl Harness {
             }
             _ => None,
         };
-        let explore_function = |name: &'static str| -> Option<crate::explore::Call> {
+        let explore_function = || -> Option<crate::explore::Call> {
             let runner = reference.clone()?;
             Some(Box::new(move |input: &serde_json::Value| {
-                // The watchdog names the input if the function never returns on it.
-                let watched = format!(
-                    "{name}` on the input `{}",
-                    crate::gateway::schema::short(input)
-                );
-                function::answer(&runner, input.clone(), &watched)
+                function::answer(&runner, input.clone())
             }))
         };
         let explorer =
             crate::explore::Explorer::new(manifest.clone(), gateway.clone(), explore.clone());
-        if let Some(call) = explore_function("explore::function") {
+        if let Some(call) = explore_function() {
             trials.push(explorer.trial("explore::function", call, crate::explore::Pass::Function));
         }
         let shared = self.server.as_ref().map(|spec| {
-            Arc::new(mcp::Shared::new(
+            let shared = Arc::new(mcp::Shared::new(
                 manifest.clone(),
                 gateway.clone(),
                 spec.clone(),
                 self.startup,
-            ))
+                concurrency,
+            ));
+            shared.select(runs("mcp::tools/list"), selected("mcp"));
+            shared
         });
         if let Some(shared) = &shared {
             let s = shared.clone();
             trials.push(record::trial("mcp::tools/list", move || {
                 s.tools_list().map_err(Failed::from)
             }));
-            for example in &manifest.examples {
-                let (s, example) = (shared.clone(), example.clone());
-                trials.push(record::trial(format!("mcp::{}", example.name), move || {
-                    let result = s.call(&example);
+            for (index, example) in manifest.examples.iter().enumerate() {
+                let (s, name) = (shared.clone(), example.name.clone());
+                trials.push(record::trial(format!("mcp::{name}"), move || {
+                    let result = s.call(index);
                     if let Err(why) = &result {
-                        crate::bless::unanswered(crate::bless::Pass::Mcp, &example.name, why);
+                        crate::bless::unanswered(crate::bless::Pass::Mcp, &name, why);
                     }
                     result.map_err(Failed::from)
                 }));
             }
             if explore.cases > 0 {
                 let s = shared.clone();
-                let differential = explore
-                    .differential
-                    .then(|| explore_function("explore::mcp"))
-                    .flatten();
+                let differential = explore.differential.then(explore_function).flatten();
                 trials.push(explorer.trial(
                     "explore::mcp",
                     Box::new(move |input: &serde_json::Value| s.answer(input)),
@@ -283,8 +324,8 @@ impl Harness {
         }
         let conclusion = libtest_mimic::run(args, trials);
         if process::stopping() {
-            // A signal or the watchdog is ending the process with its own code (130, 143,
-            // 101): servers stopping under it made the trials end early, not pass or fail.
+            // A signal is ending the process with its own code (130, 143): servers stopping
+            // under it made the trials end early, not pass or fail.
             loop {
                 std::thread::park();
             }
@@ -294,6 +335,11 @@ impl Harness {
             && conclusion.has_failed()
         {
             eprintln!("\n--- server output (last lines) ---\n{output}\n---");
+        }
+        let notes =
+            (flights.iter().map(|f| f.retry_note())).chain(shared.iter().map(|s| s.retry_note()));
+        for note in notes.flatten() {
+            eprintln!("\n{note}");
         }
         let records = record::take();
         if let Some(lines) = &lines {

@@ -30,6 +30,10 @@ pub enum Got {
     },
     /// No answer within `timeout_s` (plus a grace).
     Hung(f64),
+    /// No answer within `timeout_s` while other calls were in flight, nor when tried alone.
+    HungAlone(f64),
+    /// An HTTP error status (429, 503, ...) instead of an MCP answer.
+    HttpStatus(u16),
 }
 
 /// The status of a failure result with this code.
@@ -140,6 +144,19 @@ pub fn judge(
         (Got::Hung(limit), _) => Err(format!(
             "no answer within `runtime.limits.timeout_s` ({limit} s)\ngateway status: {}",
             Status::Timeout
+        )),
+        (Got::HungAlone(limit), _) => Err(format!(
+            "no answer within `runtime.limits.timeout_s` ({limit} s), even when tried alone after timing out among other calls in flight; it was cancelled (`notifications/cancelled`)\ngateway status: {}",
+            Status::Timeout
+        )),
+        (Got::HttpStatus(status), _) => Err(format!(
+            "the server answered HTTP {status}{} instead of a tool result; this is the server's answer, not retried (if it limits the calls in flight, lower `--concurrency`)\ngateway status: {}",
+            match status {
+                429 => " Too Many Requests",
+                503 => " Service Unavailable",
+                _ => "",
+            },
+            Status::AgentError
         )),
     }
 }

@@ -178,10 +178,8 @@ fn a_call_that_hangs_past_timeout_s() {
 
 #[test]
 fn a_server_that_exits_mid_run() {
-    // One trial at a time, so the first call is the article's and the order is known.
-    let run = Py::new("exit-mid-run")
-        .libtest(&["--test-threads", "1"])
-        .run();
+    // One call at a time, so the first call is the article's and the order is known.
+    let run = Py::new("exit-mid-run").args(&["--concurrency", "1"]).run();
     run.expect_failed(&[
         (
             "mcp::a short article",
@@ -515,25 +513,31 @@ fn broken_rust_agent_fails_in_both_passes_naming_each_defect() {
 }
 
 #[test]
-fn a_function_that_never_returns_ends_the_run_naming_it() {
+fn a_function_that_never_returns_fails_as_a_timeout_and_the_run_goes_on() {
+    // Every function trial, the one that never returns among them: its thread is abandoned,
+    // every other trial is reported, the summary is printed, and the process ends.
     let marker = Marker::new();
     let mut command = Command::new(CLI);
     command
-        .args([
-            "holon-test",
-            "--",
-            "--exact",
-            "function::a function that never returns",
-        ])
+        .args(["holon-test", "--", "--format", "json", "function::"])
         .current_dir(root().join("tests/fixtures/agents/broken-agent"));
     let run = marker.spawn(&mut command).finish(CARGO_LIMIT);
+    let trials = run.trials();
+    assert_eq!(trials.len(), 14, "every function trial is reported\n{run}");
+    let never = trials
+        .get("function::a function that never returns")
+        .unwrap_or_else(|| panic!("not reported\n{run}"))
+        .as_ref()
+        .expect_err("it must fail");
+    for needle in [
+        "has not returned 6 s after it started, past `runtime.limits.timeout_s` (1 s): it blocks its thread",
+        "its thread is abandoned",
+        "gateway status: timeout",
+    ] {
+        assert!(never.contains(needle), "`{needle}` in:\n{never}");
+    }
+    assert_eq!(run.summary()["failed"], 10, "{run}");
     run.expect_code(101);
-    assert!(
-        run.stderr.contains(
-            "`function::a function that never returns` has not returned 6 s after it started, past `runtime.limits.timeout_s` (1 s): the agent function blocks its thread"
-        ),
-        "{run}"
-    );
     marker.assert_none_left();
 }
 
@@ -542,38 +546,38 @@ fn a_function_that_never_returns_ends_the_run_naming_it() {
 
 /// The Python fixture server under one `MODE`, as the CLI's `--server-cmd`; explore is off
 /// (`HOLON_EXPLORE_CASES=0`) unless asked for, so these tests see the example trials alone.
-pub(super) struct Py {
+pub(crate) struct Py {
     mode: &'static str,
     manifest: std::path::PathBuf,
     args: Vec<String>,
     libtest: Vec<String>,
+    env: Vec<(String, String)>,
     grandchild: bool,
-    env: Vec<(&'static str, String)>,
     explore: bool,
     pub(super) marker: Marker,
 }
 
 impl Py {
-    pub(super) fn new(mode: &'static str) -> Py {
+    pub(crate) fn new(mode: &'static str) -> Py {
         Py {
             mode,
             manifest: root().join("tests/fixtures/harness/word-stats.yaml"),
             args: Vec::new(),
             libtest: Vec::new(),
-            grandchild: false,
             env: Vec::new(),
+            grandchild: false,
             explore: false,
             marker: Marker::new(),
         }
     }
 
     /// With explore at its defaults, as a user runs it.
-    pub(super) fn explore(mut self) -> Py {
+    pub(crate) fn explore(mut self) -> Py {
         self.explore = true;
         self
     }
 
-    pub(super) fn manifest(mut self, file: &'static str) -> Py {
+    pub(crate) fn manifest(mut self, file: &'static str) -> Py {
         self.manifest = root().join("tests/fixtures/harness").join(file);
         self
     }
@@ -583,18 +587,19 @@ impl Py {
         self
     }
 
-    pub(super) fn args(mut self, args: &[&str]) -> Py {
+    pub(crate) fn args(mut self, args: &[&str]) -> Py {
         self.args.extend(args.iter().map(|a| a.to_string()));
         self
     }
 
-    pub(super) fn libtest(mut self, args: &[&str]) -> Py {
+    pub(crate) fn libtest(mut self, args: &[&str]) -> Py {
         self.libtest.extend(args.iter().map(|a| a.to_string()));
         self
     }
 
-    fn env(mut self, key: &'static str, value: impl Into<String>) -> Py {
-        self.env.push((key, value.into()));
+    /// A variable in the environment of the CLI and the server.
+    pub(crate) fn env(mut self, key: &str, value: impl Into<String>) -> Py {
+        self.env.push((key.to_string(), value.into()));
         self
     }
 
@@ -632,7 +637,7 @@ impl Py {
             .args(&self.libtest)
             .env("MODE", self.mode)
             .env("PYTHONPATH", python)
-            .envs(self.env.iter().map(|(k, v)| (*k, v)));
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
         if !self.explore {
             command.env("HOLON_EXPLORE_CASES", "0");
         }
@@ -640,7 +645,7 @@ impl Py {
     }
 
     /// Runs to the end and checks that nothing is left behind.
-    pub(super) fn run(self) -> Finished {
+    pub(crate) fn run(self) -> Finished {
         let run = self.spawn().finish(RUN_LIMIT);
         self.marker.assert_none_left();
         run
@@ -855,10 +860,10 @@ fn collect(
 }
 
 /// A finished run of the CLI.
-pub(super) struct Finished {
+pub(crate) struct Finished {
     status: ExitStatus,
-    stdout: String,
-    pub(super) stderr: String,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
     command: String,
 }
 
@@ -873,7 +878,7 @@ impl std::fmt::Display for Finished {
 }
 
 impl Finished {
-    pub(super) fn expect_code(&self, code: i32) {
+    pub(crate) fn expect_code(&self, code: i32) {
         assert_eq!(self.status.code(), Some(code), "{self}");
     }
 
@@ -887,7 +892,7 @@ impl Finished {
 
     /// The outcome of every trial that ran, from libtest's JSON events: the failure message
     /// when it failed.
-    pub(super) fn trials(&self) -> BTreeMap<String, Result<(), String>> {
+    pub(crate) fn trials(&self) -> BTreeMap<String, Result<(), String>> {
         self.events()
             .filter(|e| e["type"] == "test" && e["event"] != "started")
             .map(|e| {
@@ -916,7 +921,7 @@ impl Finished {
 
     /// Exit 101; exactly these trials failed, each with a message holding every needle; every
     /// other trial passed.
-    pub(super) fn expect_failed(&self, expected: &[(&str, &[&str])]) {
+    pub(crate) fn expect_failed(&self, expected: &[(&str, &[&str])]) {
         let trials = self.trials();
         assert!(!trials.is_empty(), "no trial ran\n{self}");
         for (name, outcome) in &trials {

@@ -4,6 +4,7 @@
 
 mod bless;
 mod check;
+mod concurrency;
 mod explore;
 mod files;
 mod hardening;

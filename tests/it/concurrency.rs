@@ -1,0 +1,298 @@
+//! Calls in flight together, proven with slow calls (each one sleeps, as a model or a remote
+//! service would): how many calls the server or the function saw at once follows
+//! `--concurrency` (default 16), not libtest's `--test-threads`; a server or a function that
+//! takes one call at a time passes, after a retry alone and a note; and servers that refuse a
+//! second connection, answer 429 or 503, or close every connection get the right verdicts and
+//! leave nothing running.
+//!
+//! Servers: tests/fixtures/servers/py_server.py (the official Python MCP SDK), whose behaviours
+//! for these tests are set by variables (`CALL_SLEEP_S`, `ONE_AT_A_TIME`, `HTTP_STATUS`,
+//! `CLOSE_CONNECTIONS`, `ONE_CONNECTION`) and which writes what it saw to the `EVENTS` file.
+//! The function pass runs in-process through the public `Harness`, on an agent that records
+//! the calls it has in flight.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use super::harness::Py;
+
+/// Sixteen examples, `timeout_s: 1`.
+const SIXTEEN: &str = "word-stats-16.yaml";
+
+/// The Python server's log of one run: `start IN_FLIGHT`, `end`, `cancelled`.
+struct Events {
+    _dir: tempfile::TempDir,
+    path: PathBuf,
+}
+
+impl Events {
+    fn new() -> Events {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events");
+        Events { _dir: dir, path }
+    }
+
+    fn path(&self) -> &str {
+        self.path.to_str().unwrap()
+    }
+
+    fn lines(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.path)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The most calls the server had at once.
+    fn peak(&self) -> usize {
+        (self.lines().iter())
+            .filter_map(|l| l.strip_prefix("start ")?.parse().ok())
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn count(&self, event: &str) -> usize {
+        self.lines().iter().filter(|l| *l == event).count()
+    }
+}
+
+/// The trials of a `--server-cmd` run on the sixteen-example manifest.
+fn sixteen_trials() -> Vec<String> {
+    let mut names = vec!["mcp::tools/list".to_string()];
+    names.extend((1..=16).map(|i| format!("mcp::call {i:02}")));
+    names.sort();
+    names
+}
+
+fn slow(sleep_s: &str, events: &Events) -> Py {
+    Py::new("ok")
+        .manifest(SIXTEEN)
+        .env("CALL_SLEEP_S", sleep_s)
+        .env("EVENTS", events.path())
+}
+
+#[test]
+fn sixteen_slow_calls_are_in_flight_together_whatever_the_test_threads() {
+    let events = Events::new();
+    // One libtest thread: the calls still go out together.
+    let run = slow("0.5", &events).libtest(&["--test-threads", "1"]).run();
+    run.expect_failed(&[]);
+    assert_eq!(
+        run.trials().into_keys().collect::<Vec<_>>(),
+        sixteen_trials(),
+        "{run}"
+    );
+    assert_eq!(events.peak(), 16, "{:?}\n{run}", events.lines());
+    assert_eq!(events.count("end"), 16, "{run}");
+}
+
+#[test]
+fn holon_concurrency_sets_the_calls_in_flight() {
+    let events = Events::new();
+    let run = slow("0.5", &events).env("HOLON_CONCURRENCY", "4").run();
+    run.expect_failed(&[]);
+    assert_eq!(events.peak(), 4, "{:?}\n{run}", events.lines());
+}
+
+#[test]
+fn concurrency_1_sends_one_call_at_a_time() {
+    let events = Events::new();
+    let run = slow("0.1", &events).args(&["--concurrency", "1"]).run();
+    run.expect_failed(&[]);
+    assert_eq!(events.peak(), 1, "{:?}\n{run}", events.lines());
+    assert_eq!(events.count("end"), 16, "{run}");
+    assert!(!run.stderr.contains("tried again alone"), "{run}");
+}
+
+#[test]
+fn a_bad_concurrency_is_a_usage_error() {
+    for bad in ["0", "1025", "many"] {
+        let run = Py::new("ok").args(&["--concurrency", bad]).run();
+        run.expect_code(2);
+        assert!(run.stderr.contains("at least 1"), "{run}");
+    }
+}
+
+#[test]
+fn a_server_that_takes_one_call_at_a_time_passes_with_a_note() {
+    // Sixteen calls of 0.4 s behind one lock, `timeout_s: 1`: those still queued when the
+    // harness gives up are cancelled, then tried again alone, and pass.
+    let events = Events::new();
+    let run = slow("0.4", &events).env("ONE_AT_A_TIME", "1").run();
+    run.expect_failed(&[]);
+    assert!(
+        events.count("cancelled") > 0,
+        "no call was cancelled: {:?}\n{run}",
+        events.lines()
+    );
+    for needle in [
+        "timed out while other calls were in flight (up to 16 at once)",
+        "tried again alone",
+        "so the server takes calls one at a time; `--concurrency 1` (or `HOLON_CONCURRENCY=1`) matches it",
+    ] {
+        assert!(run.stderr.contains(needle), "`{needle}`\n{run}");
+    }
+}
+
+#[test]
+fn a_server_that_takes_one_call_at_a_time_passes_at_concurrency_1_with_no_retry() {
+    let events = Events::new();
+    let run = slow("0.2", &events)
+        .env("ONE_AT_A_TIME", "1")
+        .args(&["--concurrency", "1"])
+        .run();
+    run.expect_failed(&[]);
+    assert_eq!(events.count("cancelled"), 0, "{:?}\n{run}", events.lines());
+    assert!(!run.stderr.contains("tried again alone"), "{run}");
+}
+
+#[test]
+fn http_429_is_the_server_s_answer_not_a_flake() {
+    Py::new("ok")
+        .env("HTTP_STATUS", "429")
+        .run()
+        .expect_failed(&[(
+            "mcp::an empty document",
+            &[
+                "the server answered HTTP 429 Too Many Requests instead of a tool result",
+                "not retried",
+                "gateway status: agent_error",
+            ],
+        )]);
+}
+
+#[test]
+fn http_503_is_the_server_s_answer_not_a_flake() {
+    Py::new("ok")
+        .env("HTTP_STATUS", "503")
+        .run()
+        .expect_failed(&[(
+            "mcp::an empty document",
+            &[
+                "the server answered HTTP 503 Service Unavailable",
+                "gateway status: agent_error",
+            ],
+        )]);
+}
+
+#[test]
+fn a_server_that_closes_every_connection_passes() {
+    let events = Events::new();
+    let run = slow("0.1", &events).env("CLOSE_CONNECTIONS", "1").run();
+    run.expect_failed(&[]);
+    assert_eq!(events.count("end"), 16, "{run}");
+}
+
+#[test]
+fn a_server_that_refuses_a_second_connection_passes_with_a_note() {
+    let run = Py::new("ok").env("ONE_CONNECTION", "1").run();
+    run.expect_failed(&[]);
+    for needle in [
+        "could not connect while other calls were in flight",
+        "so the server takes calls one at a time; `--concurrency 1`",
+    ] {
+        assert!(run.stderr.contains(needle), "`{needle}`\n{run}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The function pass, through the public `Harness`, on an agent that awaits.
+
+/// An agent that waits `sleep` (behind one lock when `one_at_a_time`), then answers as
+/// word-stats does, counting the calls it has at once.
+#[derive(Clone, Default)]
+struct Counted {
+    now: Arc<AtomicUsize>,
+    peak: Arc<AtomicUsize>,
+    calls: Arc<AtomicUsize>,
+    lock: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Counted {
+    fn agent(&self, sleep: Duration, one_at_a_time: bool) -> Arc<dyn holon_kit::runtime::Agent> {
+        let counted = self.clone();
+        holon_kit::agent(move |input: word_stats::Input, ctx: holon_kit::Ctx| {
+            let counted = counted.clone();
+            async move {
+                counted.calls.fetch_add(1, Ordering::SeqCst);
+                let now = counted.now.fetch_add(1, Ordering::SeqCst) + 1;
+                counted.peak.fetch_max(now, Ordering::SeqCst);
+                let _left = Left(counted.now.clone());
+                if one_at_a_time {
+                    let _held = counted.lock.lock().await;
+                    tokio::time::sleep(sleep).await;
+                } else {
+                    tokio::time::sleep(sleep).await;
+                }
+                word_stats::run(input, ctx).await
+            }
+        })
+    }
+
+    fn peak(&self) -> usize {
+        self.peak.load(Ordering::SeqCst)
+    }
+
+    fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+}
+
+/// A call that ends, however it ends (a timeout drops it), is no longer in flight.
+struct Left(Arc<AtomicUsize>);
+
+impl Drop for Left {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn sixteen() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/harness")
+        .join(SIXTEEN)
+}
+
+fn function_pass(harness: holon_kit::harness::Harness, libtest: &[&str]) -> u8 {
+    let args = ["holon"].iter().chain(libtest).chain(&["--quiet"]);
+    // The examples' calls only: explore's cases would count too.
+    harness
+        .explore_cases(0)
+        .run_code(&libtest_mimic::Arguments::from_iter(args))
+}
+
+#[test]
+fn an_async_agent_has_sixteen_calls_in_flight_on_one_test_thread() {
+    let counted = Counted::default();
+    let harness = holon_kit::harness::Harness::new(sixteen())
+        .function(counted.agent(Duration::from_millis(300), false));
+    assert_eq!(function_pass(harness, &["--test-threads", "1"]), 0);
+    assert_eq!(counted.peak(), 16);
+    assert_eq!(counted.calls(), 16);
+}
+
+#[test]
+fn the_concurrency_builder_sets_the_function_calls_in_flight() {
+    for (calls, peak) in [(1, 1), (4, 4)] {
+        let counted = Counted::default();
+        let harness = holon_kit::harness::Harness::new(sixteen())
+            .function(counted.agent(Duration::from_millis(100), false))
+            .concurrency(calls);
+        assert_eq!(function_pass(harness, &[]), 0, "concurrency {calls}");
+        assert_eq!(counted.peak(), peak, "concurrency {calls}");
+    }
+}
+
+#[test]
+fn an_agent_that_takes_one_call_at_a_time_passes_after_retries_alone() {
+    // 0.2 s a call behind one lock, `timeout_s: 1`: about five answer in time, the others time
+    // out among them and pass when tried again alone.
+    let counted = Counted::default();
+    let harness = holon_kit::harness::Harness::new(sixteen())
+        .function(counted.agent(Duration::from_millis(200), true));
+    assert_eq!(function_pass(harness, &[]), 0);
+    assert!(counted.calls() > 16, "no call was tried again");
+}
