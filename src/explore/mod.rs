@@ -271,6 +271,10 @@ fn handles(manifest: &Manifest) -> Vec<String> {
 /// A way to call the agent: one input in, what came back out; `Err` when nothing could be sent.
 pub type Call = Box<dyn Fn(&Value) -> Result<Got, String> + Send + Sync>;
 
+/// A way to call the agent with several inputs in flight at once: the answers, in the inputs'
+/// order. A call that got no answer in time among others has been tried again alone.
+pub type Batch = Box<dyn Fn(&[Value]) -> Vec<Result<Got, String>> + Send + Sync>;
+
 /// What the explore trials of one run share: the plan, drawn once, and the function's answers,
 /// which the differential of `explore::mcp` reuses instead of calling the function again.
 pub struct Explorer {
@@ -308,23 +312,38 @@ impl Explorer {
         })
     }
 
-    /// One explore trial named `name`, calling the pass through `call`.
-    pub fn trial(self: &Arc<Self>, name: &'static str, call: Call, pass: Pass) -> Trial {
+    /// One explore trial named `name`, calling the pass through `call`, or, when given,
+    /// `batch` inputs at a time through `batch` (the shrinking still goes one at a time).
+    pub fn trial(
+        self: &Arc<Self>,
+        name: &'static str,
+        call: Call,
+        batch: Option<(Batch, usize)>,
+        pass: Pass,
+    ) -> Trial {
         let explorer = self.clone();
-        Trial::test(name, move || {
-            explorer.run(name, &call, &pass).map_err(Failed::from)
+        crate::harness::recorded_trial(name, move || {
+            explorer
+                .run(name, &call, batch.as_ref(), &pass)
+                .map_err(Failed::from)
         })
     }
 
-    fn run(&self, name: &str, call: &Call, pass: &Pass) -> Result<(), String> {
+    fn run(
+        &self,
+        name: &str,
+        call: &Call,
+        batch: Option<&(Batch, usize)>,
+        pass: &Pass,
+    ) -> Result<(), String> {
         let (manifest, gateway, settings) = (&*self.manifest, &*self.gateway, &*self.settings);
         let plan = self
             .plan
             .get_or_init(|| plan(manifest, gateway, settings))
             .as_ref()
             .map_err(Clone::clone)?;
-        let check = |input: &Value| -> Outcome {
-            let got = match call(input) {
+        let settle = |input: &Value, got: Result<Got, String>| -> Outcome {
+            let got = match got {
                 Ok(got) => got,
                 Err(e) => return Outcome::unreachable(e),
             };
@@ -353,21 +372,33 @@ impl Explorer {
             }
             outcome
         };
+        let check = |input: &Value| settle(input, call(input));
         let mut tally = report::Tally::default();
         let mut found = None;
-        for case in &plan.cases {
-            let outcome = check(&case.input);
-            tally.cases += 1;
-            if matches!(case.origin, Origin::Edge(_)) {
-                tally.edges += 1;
-            }
-            *tally
-                .statuses
-                .entry(outcome.status.code().to_string())
-                .or_default() += 1;
-            if outcome.defect.is_some() {
-                found = Some((case, outcome));
-                break;
+        // The cases go out `size` at a time; each batch is judged in plan order, so the first
+        // defect found is the first in the plan, whatever the concurrency.
+        let size = batch.map_or(1, |(_, n)| (*n).max(1));
+        'cases: for chunk in plan.cases.chunks(size) {
+            let gots = match batch {
+                Some((send, _)) if chunk.len() > 1 => {
+                    send(&chunk.iter().map(|c| c.input.clone()).collect::<Vec<_>>())
+                }
+                _ => chunk.iter().map(|c| call(&c.input)).collect(),
+            };
+            for (case, got) in chunk.iter().zip(gots) {
+                let outcome = settle(&case.input, got);
+                tally.cases += 1;
+                if matches!(case.origin, Origin::Edge(_)) {
+                    tally.edges += 1;
+                }
+                *tally
+                    .statuses
+                    .entry(outcome.status.code().to_string())
+                    .or_default() += 1;
+                if outcome.defect.is_some() {
+                    found = Some((case, outcome));
+                    break 'cases;
+                }
             }
         }
         eprintln!("{}", tally.line(name, manifest, plan.refused));

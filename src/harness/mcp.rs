@@ -210,6 +210,45 @@ impl Shared {
         live.runtime.block_on(self.send(input)).0
     }
 
+    /// Several inputs through `tools/call` at once, in flight together: the answers in the
+    /// inputs' order. A call that gets no answer in time, or cannot connect, among others is
+    /// tried again alone, as in the examples' flight.
+    pub fn answer_all(self: &Arc<Self>, inputs: &[Value]) -> Vec<Result<Got, String>> {
+        let live = match self.live() {
+            Ok(live) => live,
+            Err(e) => return inputs.iter().map(|_| Err(e.clone())).collect(),
+        };
+        live.runtime.block_on(async {
+            let mut calls = tokio::task::JoinSet::new();
+            for (i, input) in inputs.iter().cloned().enumerate() {
+                let me = self.clone();
+                calls.spawn(async move { (i, me.send(&input).await) });
+            }
+            let mut answers: Vec<Option<Result<Got, String>>> = vec![None; inputs.len()];
+            let mut again = Vec::new();
+            while let Some(joined) = calls.join_next().await {
+                match joined {
+                    Ok((i, (_, Some(why)))) if inputs.len() > 1 => again.push((i, why)),
+                    Ok((i, (answer, _))) => answers[i] = Some(answer),
+                    Err(e) => return inputs.iter().map(|_| Err(e.to_string())).collect(),
+                }
+            }
+            again.sort_unstable_by_key(|(i, _)| *i);
+            for (i, why) in again {
+                let (answer, failed) = self.send(&inputs[i]).await;
+                self.retries.record(why, failed.is_none());
+                answers[i] = Some(match answer {
+                    Ok(Got::Hung(limit)) => Ok(Got::HungAlone(limit)),
+                    other => other,
+                });
+            }
+            answers
+                .into_iter()
+                .map(|a| a.unwrap_or_else(|| Err("the call gave no answer".into())))
+                .collect()
+        })
+    }
+
     /// The flight runs on a thread of its own, which drives the client's runtime while the
     /// trials wait for their answers.
     fn launch(self: &Arc<Self>) {

@@ -282,7 +282,8 @@ impl Harness {
         let explorer =
             crate::explore::Explorer::new(manifest.clone(), gateway.clone(), explore.clone());
         if let Some(call) = explore_function() {
-            trials.push(explorer.trial("explore::function", call, crate::explore::Pass::Function));
+            let pass = crate::explore::Pass::Function;
+            trials.push(explorer.trial("explore::function", call, None, pass));
         }
         let shared = self.server.as_ref().map(|spec| {
             let shared = Arc::new(mcp::Shared::new(
@@ -313,9 +314,14 @@ impl Harness {
             if explore.cases > 0 {
                 let s = shared.clone();
                 let differential = explore.differential.then(explore_function).flatten();
+                let all = shared.clone();
                 trials.push(explorer.trial(
                     "explore::mcp",
                     Box::new(move |input: &serde_json::Value| s.answer(input)),
+                    Some((
+                        Box::new(move |inputs: &[serde_json::Value]| all.answer_all(inputs)),
+                        concurrency,
+                    )),
                     crate::explore::Pass::Server {
                         reference: differential,
                     },
@@ -365,6 +371,14 @@ impl Harness {
             _ => code,
         }
     }
+}
+
+/// A trial whose end is kept for the reports (JUnit, annotations).
+pub(crate) fn recorded_trial(
+    name: impl Into<String>,
+    run: impl FnOnce() -> Result<(), Failed> + Send + 'static,
+) -> Trial {
+    record::trial(name, run)
 }
 
 /// Set by `cargo holon-test` for the test target it runs: the publish checks' warnings (and

@@ -296,3 +296,25 @@ fn an_agent_that_takes_one_call_at_a_time_passes_after_retries_alone() {
     assert_eq!(function_pass(harness, &[]), 0);
     assert!(counted.calls() > 16, "no call was tried again");
 }
+
+#[test]
+fn explore_cases_go_out_in_flight_together_too() {
+    // `explore::mcp` alone, 32 cases of 0.2 s each, 8 in flight: the batch is judged in plan
+    // order, so the verdict does not depend on which call ends first.
+    let events = Events::new();
+    let run = Py::new("ok")
+        .explore()
+        .env("CALL_SLEEP_S", "0.2")
+        .env("EVENTS", events.path())
+        .args(&["--explore-cases", "32", "--concurrency", "8"])
+        .libtest(&["--exact", "explore::mcp"])
+        .run();
+    run.expect_failed(&[]);
+    assert_eq!(
+        run.trials().into_keys().collect::<Vec<_>>(),
+        ["explore::mcp"],
+        "{run}"
+    );
+    assert_eq!(events.peak(), 8, "{:?}\n{run}", events.lines());
+    assert_eq!(events.count("end"), 32, "{run}");
+}
