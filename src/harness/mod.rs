@@ -7,6 +7,7 @@ mod files;
 mod function;
 mod mcp;
 mod process;
+pub(crate) mod supervise;
 mod verdict;
 
 use std::path::{Path, PathBuf};

@@ -18,14 +18,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-const CLI: &str = env!("CARGO_BIN_EXE_cargo-holon-test");
+pub(super) const CLI: &str = env!("CARGO_BIN_EXE_cargo-holon-test");
 
 /// Long enough for a cold nested `cargo build` on a busy two-core machine; only a hang gets there.
-const CARGO_LIMIT: Duration = Duration::from_secs(900);
+pub(super) const CARGO_LIMIT: Duration = Duration::from_secs(900);
 /// A `--server-cmd` run of the Python server takes a few seconds.
-const RUN_LIMIT: Duration = Duration::from_secs(60);
+pub(super) const RUN_LIMIT: Duration = Duration::from_secs(60);
 
-fn root() -> &'static Path {
+pub(super) fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
@@ -232,9 +232,9 @@ fn a_server_that_dies_at_start_shows_its_stderr() {
 // ---------------------------------------------------------------------------------------------
 // Signals: Ctrl-C or SIGTERM to the harness stops the server, even one a shell started.
 
-#[test]
-fn sigint_mid_call_stops_the_server() {
-    // The hanging call is the article's; the manifest's 30 s keeps it hanging.
+/// The Python server as a shell's child, with the article's call in flight: it hangs, and the
+/// manifest's 30 s keeps it hanging.
+pub(super) fn hanging_call() -> (Py, Running) {
     let py = Py::new("hang")
         .libtest(&["--test-threads", "1", "--format", "pretty"])
         .grandchild();
@@ -242,6 +242,12 @@ fn sigint_mid_call_stops_the_server() {
     running.wait_for("the article's call to start", RUN_LIMIT, |r| {
         r.stdout().contains("test mcp::a short article")
     });
+    (py, running)
+}
+
+#[test]
+fn sigint_mid_call_stops_the_server() {
+    let (py, running) = hanging_call();
     running.signal(libc::SIGINT);
     let run = running.finish(RUN_LIMIT);
     assert_eq!(run.status.code(), Some(130), "{run}");
@@ -537,13 +543,13 @@ fn a_function_that_never_returns_ends_the_run_naming_it() {
 // Running the CLI.
 
 /// The Python fixture server under one `MODE`, as the CLI's `--server-cmd`.
-struct Py {
+pub(super) struct Py {
     mode: &'static str,
     manifest: &'static str,
     args: Vec<String>,
     libtest: Vec<String>,
     grandchild: bool,
-    marker: Marker,
+    pub(super) marker: Marker,
 }
 
 impl Py {
@@ -619,10 +625,10 @@ impl Py {
 }
 
 /// A unique value in the environment of every process a test starts, to find them all.
-struct Marker(String);
+pub(super) struct Marker(String);
 
 impl Marker {
-    fn new() -> Marker {
+    pub(super) fn new() -> Marker {
         static NEXT: AtomicU32 = AtomicU32::new(0);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -635,7 +641,7 @@ impl Marker {
         ))
     }
 
-    fn spawn(&self, command: &mut Command) -> Running {
+    pub(super) fn spawn(&self, command: &mut Command) -> Running {
         command
             .env("HOLON_TEST_MARKER", &self.0)
             .env("NO_COLOR", "1")
@@ -646,7 +652,7 @@ impl Marker {
     }
 
     /// Live processes (not zombies) carrying the marker: pid and command line.
-    fn processes(&self) -> Vec<(u32, String)> {
+    pub(super) fn processes(&self) -> Vec<(u32, String)> {
         let needle = format!("HOLON_TEST_MARKER={}", self.0);
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return Vec::new();
@@ -666,7 +672,7 @@ impl Marker {
     }
 
     /// No process of this test is left: a SIGKILL takes a moment to land, so poll.
-    fn assert_none_left(&self) {
+    pub(super) fn assert_none_left(&self) {
         let deadline = Instant::now() + Duration::from_secs(5);
         let mut pause = Duration::from_millis(5);
         loop {
@@ -696,7 +702,7 @@ impl Drop for Marker {
 }
 
 /// A process whose output is read as it comes.
-struct Running {
+pub(super) struct Running {
     child: Child,
     stdout: Arc<Mutex<Vec<u8>>>,
     stderr: Arc<Mutex<Vec<u8>>>,
@@ -727,7 +733,7 @@ impl Running {
         }
     }
 
-    fn stdout(&self) -> String {
+    pub(super) fn stdout(&self) -> String {
         String::from_utf8_lossy(&self.stdout.lock().unwrap()).into_owned()
     }
 
@@ -736,7 +742,12 @@ impl Running {
     }
 
     /// Polls `ready` until it holds; fails the test at `limit`.
-    fn wait_for(&mut self, what: &str, limit: Duration, ready: impl Fn(&Running) -> bool) {
+    pub(super) fn wait_for(
+        &mut self,
+        what: &str,
+        limit: Duration,
+        ready: impl Fn(&Running) -> bool,
+    ) {
         let deadline = Instant::now() + limit;
         let mut pause = Duration::from_millis(5);
         while !ready(self) {
@@ -758,7 +769,7 @@ impl Running {
         }
     }
 
-    fn signal(&self, signal: i32) {
+    pub(super) fn signal(&self, signal: i32) {
         // SAFETY: kill(2) touches no memory.
         unsafe {
             libc::kill(self.child.id() as i32, signal);
@@ -766,7 +777,7 @@ impl Running {
     }
 
     /// Waits for the end (killing it past `limit`, which fails the test), then for its output.
-    fn finish(mut self, limit: Duration) -> Finished {
+    pub(super) fn finish(mut self, limit: Duration) -> Finished {
         let deadline = self.started + limit;
         let mut pause = Duration::from_millis(5);
         let status = loop {
@@ -826,9 +837,9 @@ fn collect(
 }
 
 /// A finished run of the CLI.
-struct Finished {
-    status: ExitStatus,
-    stdout: String,
+pub(super) struct Finished {
+    pub(super) status: ExitStatus,
+    pub(super) stdout: String,
     stderr: String,
     command: String,
 }
@@ -844,7 +855,7 @@ impl std::fmt::Display for Finished {
 }
 
 impl Finished {
-    fn expect_code(&self, code: i32) {
+    pub(super) fn expect_code(&self, code: i32) {
         assert_eq!(self.status.code(), Some(code), "{self}");
     }
 

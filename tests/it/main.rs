@@ -8,4 +8,5 @@ mod harness;
 mod properties;
 mod runtime;
 mod scaffold;
+mod supervision;
 mod util;
