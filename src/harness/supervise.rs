@@ -16,11 +16,6 @@
 //! nothing after the fork but system calls that are safe in the child of a threaded process
 //! (no allocation, no lock). It costs one fork per server, nothing per call.
 
-#[cfg(not(unix))]
-compile_error!(
-    "the holon-kit harness (the `harness` and `cli` features, `cargo holon-test`) runs on Linux and macOS; on Windows, run it under WSL"
-);
-
 use std::io::Write;
 use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;

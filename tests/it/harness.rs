@@ -652,11 +652,10 @@ impl Marker {
     }
 
     /// Live processes (not zombies) carrying the marker: pid and command line.
+    #[cfg(target_os = "linux")]
     pub(super) fn processes(&self) -> Vec<(u32, String)> {
         let needle = format!("HOLON_TEST_MARKER={}", self.0);
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return Vec::new();
-        };
+        let entries = std::fs::read_dir("/proc").expect("/proc is readable");
         entries
             .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
             .filter(|pid| {
@@ -667,6 +666,28 @@ impl Marker {
                 let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
                 let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
                 (pid, cmd.trim_end().to_string())
+            })
+            .collect()
+    }
+
+    /// Live processes (not zombies) carrying the marker: pid, and the command line with the
+    /// environment after it (macOS has no `/proc`; its `ps -E` appends the environment).
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn processes(&self) -> Vec<(u32, String)> {
+        let needle = format!("HOLON_TEST_MARKER={}", self.0);
+        let out = Command::new("ps")
+            .args(["-A", "-ww", "-E", "-o", "pid=,stat=,command="])
+            .output()
+            .expect("ps runs");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|line| {
+                let mut fields = line.split_whitespace();
+                let pid = fields.next()?.parse::<u32>().ok()?;
+                let stat = fields.next()?;
+                let cmd = fields.collect::<Vec<_>>().join(" ");
+                let marked = cmd.split(' ').any(|word| word == needle);
+                (marked && !stat.starts_with('Z')).then_some((pid, cmd))
             })
             .collect()
     }

@@ -39,12 +39,13 @@ fn expect_none_left_since(killed: Instant, marker: &Marker, what: &str) {
     }
 }
 
-/// The process group of `pid`, from `/proc/PID/stat` (the field after the state and the
-/// parent; the command name before them is in parentheses and may hold spaces).
+/// The process group of `pid`.
 fn pgid(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(2)?.parse().ok()
+    let out = Command::new("ps")
+        .args(["-o", "pgid=", "-p", &pid.to_string()])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
 }
 
 /// The marker's processes whose command line contains `needle`, split into those that lead
