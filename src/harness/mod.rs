@@ -7,6 +7,8 @@ mod files;
 mod function;
 mod mcp;
 mod process;
+#[cfg(target_os = "linux")]
+mod strays;
 pub(crate) mod supervise;
 mod verdict;
 

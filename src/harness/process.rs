@@ -73,6 +73,9 @@ pub struct ServerProcess {
     child: Mutex<Child>,
     group: Mutex<Group>,
     pgid: i32,
+    /// What marks the server's processes in their environment (`strays`).
+    #[cfg(target_os = "linux")]
+    mark: String,
     /// The port it was given in `PORT`.
     pub port: u16,
     /// What it printed.
@@ -204,6 +207,10 @@ impl ServerProcess {
             let _ = c.kill();
             let _ = c.wait();
         }
+        #[cfg(target_os = "linux")]
+        for line in super::strays::sweep(self.pgid, &self.mark) {
+            eprintln!("warning: {line}");
+        }
     }
 }
 
@@ -287,7 +294,13 @@ fn spawn(spec: &ServerSpec, dir: &std::path::Path, port: u16) -> Result<ServerPr
         }
     }
     #[cfg(target_os = "linux")]
-    let spawned = spawner().spawn(command);
+    let mark = super::strays::next_mark();
+    #[cfg(target_os = "linux")]
+    let spawned = {
+        super::strays::become_subreaper();
+        command.env(super::strays::MARK, &mark);
+        spawner().spawn(command)
+    };
     #[cfg(not(target_os = "linux"))]
     let spawned = supervise::spawn(&mut command);
     let (mut child, group) = spawned.map_err(|e| StartError {
@@ -308,6 +321,8 @@ fn spawn(spec: &ServerSpec, dir: &std::path::Path, port: u16) -> Result<ServerPr
         child: Mutex::new(child),
         group: Mutex::new(group),
         pgid,
+        #[cfg(target_os = "linux")]
+        mark,
         port,
         output,
         stopped: Mutex::new(false),

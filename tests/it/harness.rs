@@ -861,7 +861,7 @@ fn collect(
 pub(super) struct Finished {
     pub(super) status: ExitStatus,
     pub(super) stdout: String,
-    stderr: String,
+    pub(super) stderr: String,
     command: String,
 }
 

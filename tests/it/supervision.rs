@@ -247,3 +247,23 @@ fn a_server_whose_launcher_exits_while_it_lives_on() {
         "the server exited before it answered (exit status: 0)",
     );
 }
+
+/// Linux only: elsewhere a daemonizing server is not tracked (README, "Platforms").
+#[cfg(target_os = "linux")]
+#[test]
+fn a_server_that_daemonizes_is_stopped_and_named() {
+    // Double fork and `setsid`: the `sleep 301` leaves the server's process group and session,
+    // so the group's SIGKILL misses it; it comes back to the harness, a child subreaper.
+    let marker = Marker::new();
+    let run = server_cmd(&marker, "(setsid sleep 301 &); sleep 300; exit").finish(RUN_LIMIT);
+    run.expect_code(101);
+    assert!(
+        run.stderr
+            .contains("warning: the server left `sleep` (pid ")
+            && run
+                .stderr
+                .contains("running outside its process group (it daemonized): stopped it"),
+        "{run}"
+    );
+    marker.assert_none_left();
+}
