@@ -8,6 +8,7 @@
 //! environment and command line as the harness), the shell, the server, cargo and the test
 //! binary under it. A test passes only if none of them is left.
 
+use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -32,7 +33,7 @@ fn expect_none_left_since(killed: Instant, marker: &Marker, what: &str) {
         }
         assert!(
             killed.elapsed() < GONE_WITHIN,
-            "{what}: processes left {GONE_WITHIN:?} after the SIGKILL: {left:#?}"
+            "{what}: processes left {GONE_WITHIN:?} after the signal: {left:#?}"
         );
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(50));
@@ -168,6 +169,19 @@ fn sigkill_of_cargo_holon_test_mid_call_ends_cargo_the_tests_and_the_server() {
         marker.processes()
     );
     kill_and_expect_none_left(running, &marker, "cargo holon-test");
+}
+
+#[test]
+fn ctrl_c_of_cargo_holon_test_mid_call_ends_cargo_the_tests_and_the_server() {
+    // A terminal's Ctrl-C reaches `cargo holon-test`'s group only; cargo runs in a group of its
+    // own, which the watcher stops once `cargo holon-test` has ended.
+    let marker = Marker::new();
+    let running = broken_agent_mid_call(&marker);
+    running.signal(libc::SIGINT);
+    let interrupted = Instant::now();
+    let run = running.finish(RUN_LIMIT);
+    assert_eq!(run.status.signal(), Some(libc::SIGINT), "{run}");
+    expect_none_left_since(interrupted, &marker, "Ctrl-C of cargo holon-test");
 }
 
 // ---------------------------------------------------------------------------------------------
