@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::check;
+use crate::harness::github;
 
 /// Everything passed (or the manifest was accepted).
 pub const EXIT_OK: u8 = 0;
@@ -38,6 +39,10 @@ struct Cli {
     /// Seconds the server may take to answer its first `initialize`.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     startup_timeout: f64,
+    /// Also write the run as a JUnit XML report (one `testcase` per trial); its folder is
+    /// created if missing.
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -54,6 +59,8 @@ enum Command {
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
     },
+    /// Print a JSON Schema (2020-12) of `holon.yaml` itself, for editors.
+    Schema,
     /// Scaffold an agent that passes its own tests.
     New {
         /// The agent's name: the crate, the manifest `name` and (snake_case) the tool.
@@ -71,6 +78,8 @@ enum Command {
 enum Format {
     Human,
     Json,
+    /// GitHub Actions workflow commands, one line a diagnostic.
+    Github,
 }
 
 /// Runs the command line and returns the process's exit code.
@@ -89,6 +98,10 @@ pub fn main() -> ExitCode {
     };
     ExitCode::from(match &cli.command {
         Some(Command::Check { path, format }) => run_check(path.as_deref(), *format),
+        Some(Command::Schema) => {
+            stdout(&format!("{}\n", crate::scaffold::manifest_schema()));
+            EXIT_OK
+        }
         Some(Command::New {
             name,
             path,
@@ -148,9 +161,12 @@ fn run_tests(cli: &Cli) -> u8 {
             return EXIT_REFUSED;
         }
     };
-    let report = check::check_file(&manifest);
+    let report = crate::harness::checks(&manifest);
     if !report.accepted() || report.warnings() > 0 {
         eprint!("{}", check::render_human(&report, use_color()));
+        if github::enabled() {
+            stdout(&github::render_check(&report));
+        }
     }
     if !report.accepted() {
         return EXIT_REFUSED;
@@ -166,10 +182,14 @@ fn run_tests(cli: &Cli) -> u8 {
                     return EXIT_USAGE;
                 }
             };
-            crate::harness::Harness::new(&manifest)
+            let mut harness = crate::harness::Harness::new(&manifest)
                 .server_command(command.clone())
-                .startup_timeout(std::time::Duration::from_secs_f64(cli.startup_timeout))
-                .run_code(&args)
+                .startup_timeout(std::time::Duration::from_secs_f64(cli.startup_timeout));
+            if let Some(path) = &cli.junit {
+                harness = harness.junit(path);
+            }
+            // The warnings were printed above.
+            harness.checks_shown().run_code(&args)
         }
         None => cargo_test(&manifest, cli),
     }
@@ -190,6 +210,11 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
         );
         return EXIT_REFUSED;
     }
+    // The test target runs in its package's folder: give it the path as the user meant it.
+    let junit = cli.junit.as_ref().map(|p| match std::path::absolute(p) {
+        Ok(abs) => abs,
+        Err(_) => p.clone(),
+    });
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let base = |c: &mut std::process::Command| {
         c.arg("test")
@@ -198,6 +223,10 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
             .arg("--test")
             .arg("holon");
         c.env("HOLON_STARTUP_TIMEOUT_S", cli.startup_timeout.to_string());
+        c.env(crate::harness::CHECKS_SHOWN, "1");
+        if let Some(path) = &junit {
+            c.env("HOLON_JUNIT", path);
+        }
     };
     let mut build = std::process::Command::new(&cargo);
     base(&mut build);
@@ -248,8 +277,9 @@ fn supervised_status(
 fn run_check(path: Option<&Path>, format: Format) -> u8 {
     let report = match find_manifest(path) {
         Ok(manifest) => check::check_file(&manifest),
-        // A tool that asked for JSON gets its one document even when there is no file to check.
-        Err(message) if format == Format::Json => {
+        // A tool that asked for JSON (or annotations) gets its output even when there is no
+        // file to check.
+        Err(message) if format != Format::Human => {
             check::Report::unreadable(path.unwrap_or(Path::new(".")), message)
         }
         Err(message) => {
@@ -258,8 +288,14 @@ fn run_check(path: Option<&Path>, format: Format) -> u8 {
         }
     };
     match format {
-        Format::Json => println!("{}", check::render_json(&report)),
-        Format::Human => eprint!("{}", check::render_human(&report, use_color())),
+        Format::Json => stdout(&format!("{}\n", check::render_json(&report))),
+        Format::Github => stdout(&github::render_check(&report)),
+        Format::Human => {
+            eprint!("{}", check::render_human(&report, use_color()));
+            if github::enabled() {
+                stdout(&github::render_check(&report));
+            }
+        }
     }
     if report.accepted() {
         EXIT_OK
@@ -313,4 +349,11 @@ fn relative_to(file: &Path, base: &Path) -> PathBuf {
 fn use_color() -> bool {
     use std::io::IsTerminal;
     std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal()
+}
+
+/// Writes to standard output; a reader that went away (`| head`) is not an error of ours.
+fn stdout(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }

@@ -7,16 +7,18 @@ mod lints;
 pub mod re2;
 mod render;
 pub mod schema;
+mod shape;
 mod structure;
 
 use std::path::{Path, PathBuf};
 
 pub use diagnostic::{Diagnostic, Severity, dotted};
-pub use render::{render_human, render_json};
+pub use render::{annotation, render_github, render_human, render_json};
+pub use shape::json_schema;
 pub use structure::valid_name;
 
 use crate::manifest::yaml::{self, Kind, Loc, Node};
-use crate::manifest::{Interface, Manifest, Pricing};
+use crate::manifest::{Interface, Manifest};
 
 /// Largest manifest file read at all.
 pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
@@ -200,7 +202,16 @@ fn run(
     let root = match yaml::parse(text) {
         Ok(root) => root,
         Err(e) => {
-            out.push(Diagnostic::error(e.check, "", e.loc, e.message));
+            let pointer = match e.check {
+                "yaml-duplicate-key" => yaml::duplicate_key(text).map(|(p, _)| p),
+                _ => None,
+            };
+            out.push(Diagnostic::error(
+                e.check,
+                pointer.unwrap_or_default(),
+                e.loc,
+                e.message,
+            ));
             return None;
         }
     };
@@ -248,18 +259,6 @@ fn run(
         out,
     );
     error_examples_lint(&parts, &examples, &root, out);
-    if root
-        .get("examples")
-        .is_some_and(|n| matches!(&n.kind, Kind::Seq(items) if items.is_empty()))
-        && !out.iter().any(|d| d.check == "no-success-example")
-    {
-        out.push(Diagnostic::error(
-            "no-success-example",
-            "/examples",
-            root.locate("/examples"),
-            "the manifest has no successful example",
-        ));
-    }
     Some(Manifest {
         path: path.to_path_buf(),
         name: parts.name?,
@@ -275,7 +274,7 @@ fn run(
             tool: parts.tool?,
             limits: parts.limits?,
         },
-        pricing: Pricing { ..parts.pricing? },
+        pricing: parts.pricing?,
         source: parts.source,
         examples,
     })

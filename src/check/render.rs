@@ -124,9 +124,83 @@ pub fn render_json(report: &Report) -> String {
     serde_json::to_string_pretty(&doc).unwrap_or_default()
 }
 
+/// The report as GitHub Actions workflow commands, one line a diagnostic
+/// (`::error file=F,line=L,col=C,title=ID::message`), so each shows on the pull request's diff
+/// at its line. `file` is the manifest's path as the workflow sees it (relative to the
+/// repository's root).
+pub fn render_github(report: &Report, file: &str) -> String {
+    let mut out = String::new();
+    for d in &report.diagnostics {
+        let level = match d.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let mut message = d.message.clone();
+        if let Some(hint) = &d.hint {
+            message.push_str("\nhint: ");
+            message.push_str(hint);
+        }
+        out.push_str(&annotation(
+            level, file, d.line, d.column, d.check, &message,
+        ));
+        out.push('\n');
+    }
+    out
+}
+
+/// One workflow command, escaped as GitHub's runner reads it: `%`, CR and LF in the message;
+/// also `:` and `,` in a property (a path may hold either). Line 0 means the whole file.
+pub fn annotation(
+    level: &str,
+    file: &str,
+    line: u64,
+    column: u64,
+    title: &str,
+    message: &str,
+) -> String {
+    let mut props = format!("file={}", escape_property(file));
+    if line > 0 {
+        props.push_str(&format!(",line={line}"));
+        if column > 0 {
+            props.push_str(&format!(",col={column}"));
+        }
+    }
+    props.push_str(&format!(",title={}", escape_property(title)));
+    format!("::{level} {props}::{}", escape_data(message))
+}
+
+fn escape_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
 #[cfg(test)]
 mod tests {
     use super::window;
+
+    #[test]
+    fn annotations_escape_as_the_runner_reads_them() {
+        assert_eq!(
+            super::annotation(
+                "error",
+                "a,b:c.yaml",
+                3,
+                7,
+                "yaml-syntax",
+                "50% off\r\nnext: line"
+            ),
+            "::error file=a%2Cb%3Ac.yaml,line=3,col=7,title=yaml-syntax::50%25 off%0D%0Anext: line"
+        );
+        assert_eq!(
+            super::annotation("warning", "m\n.yaml", 0, 0, "t", "whole file"),
+            "::warning file=m%0A.yaml,title=t::whole file"
+        );
+    }
 
     #[test]
     fn long_lines_are_cut_around_the_caret() {

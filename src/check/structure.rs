@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use super::diagnostic::Diagnostic;
+use super::shape;
 use crate::manifest::yaml::{Kind, Loc, Node};
 use crate::manifest::{ChargeOn, ErrorDecl, Limits, Pricing, Source};
 
@@ -37,32 +38,10 @@ pub struct RawExample {
     pub error: Option<String>,
 }
 
-const TOP: &[&str] = &[
-    "name",
-    "version",
-    "description",
-    "capability",
-    "interface",
-    "runtime",
-    "pricing",
-    "source",
-    "examples",
-];
-const TOP_REQUIRED: &[&str] = &[
-    "name",
-    "version",
-    "description",
-    "capability",
-    "interface",
-    "runtime",
-    "pricing",
-    "examples",
-];
-
 /// Reads the tree into [`Parts`], pushing a diagnostic for every problem.
 pub fn read(root: &Node, out: &mut Vec<Diagnostic>) -> Parts {
     let mut parts = Parts::default();
-    if !fields(root, "", "the manifest", TOP, TOP_REQUIRED, out) {
+    if !fields(root, "", "the manifest", shape::TOP, out) {
         return parts;
     }
     parts.name = string(root, "", "name", out).and_then(|(s, loc)| {
@@ -100,8 +79,7 @@ pub fn read(root: &Node, out: &mut Vec<Diagnostic>) -> Parts {
             interface,
             "/interface",
             "`interface`",
-            &["input", "output", "errors"],
-            &["input", "output"],
+            shape::INTERFACE,
             out,
         )
     {
@@ -112,14 +90,7 @@ pub fn read(root: &Node, out: &mut Vec<Diagnostic>) -> Parts {
         }
     }
     if let Some(runtime) = root.get("runtime")
-        && fields(
-            runtime,
-            "/runtime",
-            "`runtime`",
-            &["tool", "limits"],
-            &["tool", "limits"],
-            out,
-        )
+        && fields(runtime, "/runtime", "`runtime`", shape::RUNTIME, out)
     {
         parts.tool = string(runtime, "/runtime", "tool", out).and_then(|(s, loc)| {
             if valid_tool(&s) {
@@ -143,14 +114,7 @@ pub fn read(root: &Node, out: &mut Vec<Diagnostic>) -> Parts {
         parts.pricing = read_pricing(pricing, out);
     }
     if let Some(source) = root.get("source")
-        && fields(
-            source,
-            "/source",
-            "`source`",
-            &["repository", "commit"],
-            &["repository", "commit"],
-            out,
-        )
+        && fields(source, "/source", "`source`", shape::SOURCE, out)
     {
         let repository = nonempty(source, "/source", "repository", out);
         let commit = nonempty(source, "/source", "commit", out);
@@ -176,8 +140,7 @@ fn read_errors(node: &Node, out: &mut Vec<Diagnostic>) -> Vec<(usize, ErrorDecl)
     let mut decls = Vec::new();
     for (i, item) in items.iter().enumerate() {
         let ptr = format!("/interface/errors/{i}");
-        let allowed = ["code", "description", "retryable", "billed"];
-        if !fields(item, &ptr, "a declared error", &allowed, &["code"], out) {
+        if !fields(item, &ptr, "a declared error", shape::ERROR, out) {
             continue;
         }
         let code = string(item, &ptr, "code", out).map(|(s, _)| s);
@@ -205,14 +168,7 @@ fn read_errors(node: &Node, out: &mut Vec<Diagnostic>) -> Vec<(usize, ErrorDecl)
 
 fn read_limits(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Limits> {
     let ptr = "/runtime/limits";
-    if !fields(
-        node,
-        ptr,
-        "`runtime.limits`",
-        &["timeout_s", "max_input_bytes"],
-        &["timeout_s", "max_input_bytes"],
-        out,
-    ) {
+    if !fields(node, ptr, "`runtime.limits`", shape::LIMITS, out) {
         return None;
     }
     let timeout_s = number(node, ptr, "timeout_s", out).and_then(|(n, loc)| {
@@ -264,14 +220,7 @@ fn read_limits(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Limits> {
 
 fn read_pricing(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Pricing> {
     let ptr = "/pricing";
-    if !fields(
-        node,
-        ptr,
-        "`pricing`",
-        &["price", "currency", "charge_on"],
-        &["price", "currency"],
-        out,
-    ) {
+    if !fields(node, ptr, "`pricing`", shape::PRICING, out) {
         return None;
     }
     let price = number(node, ptr, "price", out).and_then(|(n, loc)| {
@@ -339,14 +288,7 @@ fn read_examples(node: &Node, out: &mut Vec<Diagnostic>) -> Vec<RawExample> {
     for (index, item) in items.iter().enumerate() {
         let ptr = format!("/examples/{index}");
         // name, input and the outcome have checks of their own, with their own ids.
-        if !fields(
-            item,
-            &ptr,
-            "an example",
-            &["name", "input", "output", "error"],
-            &[],
-            out,
-        ) {
+        if !fields(item, &ptr, "an example", shape::EXAMPLE, out) {
             continue;
         }
         let name = match item.get("name") {
@@ -383,16 +325,17 @@ fn schema(parent: &Node, ptr: &str, key: &str, out: &mut Vec<Diagnostic>) -> Opt
     }
 }
 
-/// Checks that `node` is a mapping with only `allowed` keys and every `required` one.
+/// Checks that `node` is a mapping with only the keys of `section` and every one it requires.
 /// Returns false when it is not a mapping at all.
 fn fields(
     node: &Node,
     ptr: &str,
     what: &str,
-    allowed: &[&str],
-    required: &[&str],
+    section: &[shape::Field],
     out: &mut Vec<Diagnostic>,
 ) -> bool {
+    let (allowed, required) = shape::names(section);
+    let (allowed, required) = (allowed.as_slice(), required.as_slice());
     let Kind::Map(entries) = &node.kind else {
         out.push(wrong_type(ptr, node, "a mapping"));
         return false;

@@ -21,7 +21,11 @@ const BLOCKED_GRACE: Duration = Duration::from_secs(5);
 pub fn trials(manifest: &Arc<Manifest>, agent: Arc<dyn Agent>) -> Vec<Trial> {
     let runner = match Runner::new(manifest.clone(), agent) {
         Ok(r) => Arc::new(r),
-        Err(e) => return vec![Trial::test("function::setup", move || Err(Failed::from(e)))],
+        Err(e) => {
+            return vec![super::record::trial("function::setup", move || {
+                Err(Failed::from(e))
+            })];
+        }
     };
     manifest
         .examples
@@ -29,7 +33,7 @@ pub fn trials(manifest: &Arc<Manifest>, agent: Arc<dyn Agent>) -> Vec<Trial> {
         .map(|example| {
             let (runner, example) = (runner.clone(), example.clone());
             let name = format!("function::{}", example.name);
-            Trial::test(name.clone(), move || {
+            super::record::trial(name.clone(), move || {
                 trial(&runner, &example, &name).map_err(Failed::from)
             })
         })

@@ -5,8 +5,12 @@
 mod compare;
 mod files;
 mod function;
+pub(crate) mod github;
+mod junit;
 mod mcp;
 mod process;
+mod provenance;
+mod record;
 #[cfg(target_os = "linux")]
 mod strays;
 pub(crate) mod supervise;
@@ -17,7 +21,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Arguments, Failed};
 
 pub use compare::{diff, json_eq};
 pub use mcp::check_tools;
@@ -49,6 +53,8 @@ pub struct Harness {
     agent: Option<Arc<dyn Agent>>,
     server: Option<ServerSpec>,
     startup: Duration,
+    junit: Option<PathBuf>,
+    checks_shown: bool,
 }
 
 impl Harness {
@@ -64,6 +70,9 @@ impl Harness {
             agent: None,
             server: None,
             startup,
+            junit: std::env::var_os("HOLON_JUNIT").map(PathBuf::from),
+            // `cargo holon-test` printed them already before it ran this test target.
+            checks_shown: std::env::var_os(CHECKS_SHOWN).is_some(),
         }
     }
 
@@ -93,6 +102,19 @@ impl Harness {
         self
     }
 
+    /// Also writes the run as a JUnit XML report to `path` (default: `HOLON_JUNIT`), one
+    /// `testcase` per trial that ran; its folder is created if missing.
+    pub fn junit(mut self, path: impl AsRef<Path>) -> Harness {
+        self.junit = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// The publish checks' warnings were printed already (by the command line).
+    pub(crate) fn checks_shown(mut self) -> Harness {
+        self.checks_shown = true;
+        self
+    }
+
     /// Runs with the process's own arguments (libtest's: filters, `--exact`, `--list`, ...).
     pub fn run(self) -> ExitCode {
         self.run_with(&Arguments::from_args())
@@ -106,14 +128,23 @@ impl Harness {
 
     /// [`Harness::run_with`] as a number, for callers that map it further.
     pub fn run_code(self, args: &Arguments) -> u8 {
-        let report = check::check_file(&self.manifest);
+        let started = std::time::Instant::now();
+        let report = if self.checks_shown {
+            check::check_file(&self.manifest)
+        } else {
+            checks(&self.manifest)
+        };
         let color = use_color(args);
+        if !report.accepted() || (report.warnings() > 0 && !self.checks_shown) {
+            eprint!("{}", check::render_human(&report, color));
+            if github::enabled() {
+                print!("{}", github::render_check(&report));
+            }
+        }
+        let lines = github::enabled().then(|| github::example_lines(&report));
         let manifest = match report.into_manifest() {
             Ok(m) => Arc::new(m),
-            Err(report) => {
-                eprint!("{}", check::render_human(&report, color));
-                return EXIT_REFUSED;
-            }
+            Err(_) => return EXIT_REFUSED,
         };
         let gateway = match Gateway::new(&manifest) {
             Ok(g) => Arc::new(g),
@@ -136,12 +167,12 @@ impl Harness {
         });
         if let Some(shared) = &shared {
             let s = shared.clone();
-            trials.push(Trial::test("mcp::tools/list", move || {
+            trials.push(record::trial("mcp::tools/list", move || {
                 s.tools_list().map_err(Failed::from)
             }));
             for example in &manifest.examples {
                 let (s, example) = (shared.clone(), example.clone());
-                trials.push(Trial::test(format!("mcp::{}", example.name), move || {
+                trials.push(record::trial(format!("mcp::{}", example.name), move || {
                     s.call(&example).map_err(Failed::from)
                 }));
             }
@@ -160,12 +191,42 @@ impl Harness {
         {
             eprintln!("\n--- server output (last lines) ---\n{output}\n---");
         }
-        if conclusion.has_failed() {
+        let records = record::take();
+        if let Some(lines) = &lines {
+            github::print_failures(&manifest, lines, &records);
+        }
+        let code = if conclusion.has_failed() {
             EXIT_FAILED
         } else {
             0
+        };
+        match &self.junit {
+            Some(path) if !args.list => {
+                match junit::write(path, &manifest.name, &records, started.elapsed()) {
+                    Ok(()) => code,
+                    Err(message) => {
+                        eprintln!("error: {message}");
+                        code.max(EXIT_REFUSED)
+                    }
+                }
+            }
+            _ => code,
         }
     }
+}
+
+/// Set by `cargo holon-test` for the test target it runs: the publish checks' warnings (and
+/// `source-commit-stale`) were printed already, so the harness does not print them twice.
+pub(crate) const CHECKS_SHOWN: &str = "HOLON_CHECKS_SHOWN";
+
+/// The publish checks of the manifest at `path`, with `source-commit-stale` added when the
+/// manifest is accepted: what `cargo holon-test` and the test target report before any trial.
+pub(crate) fn checks(path: &Path) -> check::Report {
+    let mut report = check::check_file(path);
+    if report.accepted() {
+        provenance::check(&mut report);
+    }
+    report
 }
 
 fn use_color(args: &Arguments) -> bool {

@@ -87,6 +87,37 @@ pub fn parse(text: &str) -> Result<Node, YamlError> {
     serde_saphyr::from_str_with_options::<Node>(text, options()).map_err(classify)
 }
 
+/// The JSON pointer of a key written twice in its mapping (`/runtime/tool`), and where the
+/// second one stands: the document is read once more with repeated keys kept, so a tool that
+/// reads the report learns which key, not just which line.
+pub fn duplicate_key(text: &str) -> Option<(String, Loc)> {
+    let mut options = options();
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
+    let root = serde_saphyr::from_str_with_options::<Node>(text, options).ok()?;
+    // Breadth-first over mappings and sequences, without recursion.
+    let mut queue = std::collections::VecDeque::from([(String::new(), &root)]);
+    while let Some((pointer, node)) = queue.pop_front() {
+        match &node.kind {
+            Kind::Map(entries) => {
+                for (i, (key, value)) in entries.iter().enumerate() {
+                    let child = format!("{pointer}/{}", crate::gateway::bounds::escape(&key.name));
+                    if entries[..i].iter().any(|(k, _)| k.name == key.name) {
+                        return Some((child, key.loc));
+                    }
+                    queue.push_back((child, value));
+                }
+            }
+            Kind::Seq(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    queue.push_back((format!("{pointer}/{i}"), item));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 fn classify(err: serde_saphyr::Error) -> YamlError {
     use serde_saphyr::budget::BudgetBreach;
     let loc = err

@@ -37,6 +37,10 @@ pub const TEMPLATES: &[Template] = &[
         text: include_str!("../../templates/agent/README.md"),
     },
     Template {
+        path: "holon.schema.json",
+        text: "{{manifest_schema}}\n",
+    },
+    Template {
         path: ".gitignore",
         text: include_str!("../../templates/agent/gitignore"),
     },
@@ -181,11 +185,17 @@ pub fn render(text: &str, names: &Names, kit: &KitSource) -> String {
         .replace("{{crate_name}}", &names.crate_name)
         .replace("{{tool}}", &names.crate_name)
         .replace("{{kit}}", &kit_dep)
-        .replace("{{kit_version}}", env!("CARGO_PKG_VERSION"))
         .replace(
             "{{description}}",
             "Counts the words of a text and finds the longest one.",
         )
+        .replace("{{manifest_schema}}", &manifest_schema())
+}
+
+/// The JSON Schema of `holon.yaml` as `cargo holon-test schema` prints it and `new` writes it
+/// beside the manifest (`holon.schema.json`), for editors.
+pub fn manifest_schema() -> String {
+    serde_json::to_string_pretty(&crate::check::json_schema()).unwrap_or_default()
 }
 
 fn toml_string(s: &str) -> String {

@@ -26,8 +26,28 @@ fn yaml_syntax() {
 fn yaml_duplicate_key() {
     check("yaml-duplicate-key.yaml")
         .refused()
-        .error("yaml-duplicate-key", "", (5, 1))
+        .error("yaml-duplicate-key", "/version", (5, 1))
         .message("duplicate key `version`")
+        .nothing_else();
+}
+
+#[test]
+fn yaml_duplicate_key_inside_a_section_is_named_by_its_pointer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("holon.yaml");
+    let text = std::fs::read_to_string(fixtures().join("yaml-duplicate-key.yaml"))
+        .unwrap()
+        .replace("version: 1.0.1\n", "")
+        .replace("description: Echoes a word back.\n", "")
+        .replace(
+            "max_input_bytes: 1000 }\n",
+            "max_input_bytes: 1000 }\n  tool: echo2\n",
+        );
+    std::fs::write(&path, text).unwrap();
+    check_file(&path)
+        .refused()
+        .error("yaml-duplicate-key", "/runtime/tool", (24, 3))
+        .message("duplicate key `tool`")
         .nothing_else();
 }
 
@@ -924,4 +944,170 @@ fn every_check_id_is_tested() {
         untested.is_empty(),
         "check ids no test asserts: {untested:?}"
     );
+}
+
+/// `check --format github`: one workflow command per diagnostic, at the line and column the JSON
+/// report gives, escaped so that a path with commas, colons or a line break stays one property.
+#[test]
+fn github_format_annotates_every_diagnostic_at_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let odd = "a,b:c\nd";
+    std::fs::create_dir(dir.path().join(odd)).unwrap();
+    std::fs::copy(
+        fixtures().join("example-output-invalid.yaml"),
+        dir.path().join(odd).join("holon.yaml"),
+    )
+    .unwrap();
+    let file = format!("{odd}/holon.yaml");
+    let json: serde_json::Value = serde_json::from_str(&stdout(&run(
+        dir.path(),
+        &["check", &file, "--format", "json"],
+    )))
+    .unwrap();
+    let output = run(dir.path(), &["check", &file, "--format", "github"]);
+    assert_eq!(code(&output), 1, "{}", stderr(&output));
+    let expected: Vec<String> = json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            let mut message = d["message"].as_str().unwrap().to_string();
+            if let Some(hint) = d["hint"].as_str() {
+                message = format!("{message}\nhint: {hint}");
+            }
+            format!(
+                "::{} file=a%2Cb%3Ac%0Ad/holon.yaml,line={},col={},title={}::{}",
+                d["severity"].as_str().unwrap(),
+                d["line"],
+                d["column"],
+                d["check"].as_str().unwrap(),
+                message
+                    .replace('%', "%25")
+                    .replace('\r', "%0D")
+                    .replace('\n', "%0A")
+            )
+        })
+        .collect();
+    assert!(!expected.is_empty());
+    assert_eq!(stdout(&output).lines().collect::<Vec<_>>(), expected);
+    assert_eq!(stderr(&output), "", "only the annotations are printed");
+}
+
+/// Inside a GitHub Actions job the human report is printed as always, and the annotations too.
+#[test]
+fn github_actions_gets_annotations_beside_the_human_report() {
+    let output = std::process::Command::new(crate::util::BIN)
+        .args(["check", "example-output-invalid.yaml"])
+        .current_dir(fixtures())
+        .env("GITHUB_ACTIONS", "true")
+        .env_remove("GITHUB_WORKSPACE")
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 1);
+    assert!(stderr(&output).contains("error[example-output-invalid]"));
+    let annotations = stdout(&output);
+    assert!(
+        annotations.starts_with("::error file=example-output-invalid.yaml,line="),
+        "{annotations}"
+    );
+    assert!(annotations.contains(",title=example-output-invalid::"));
+}
+
+/// `cargo holon-test schema` agrees with `check` on every manifest the tests hold: each one
+/// `check` accepts is valid against it, and each one refused for a structural reason is not.
+#[test]
+fn manifest_schema_agrees_with_check_on_every_fixture() {
+    let output = run(&root(), &["schema"]);
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    let schema: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert!(
+        jsonschema::meta::is_valid(&schema),
+        "the schema is not valid JSON Schema"
+    );
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let structural = [
+        "missing-field",
+        "unknown-field",
+        "wrong-type",
+        "invalid-value",
+        "invalid-name",
+        "invalid-version",
+        "invalid-tool-name",
+    ];
+    let mut manifests: Vec<std::path::PathBuf> = Vec::new();
+    for dir in ["tests/fixtures/check", "tests/fixtures/harness"] {
+        for entry in std::fs::read_dir(root().join(dir)).unwrap() {
+            manifests.push(entry.unwrap().path());
+        }
+    }
+    for agent in [
+        "examples/word-stats",
+        "examples/csv-profile",
+        "tests/fixtures/agents/broken-agent",
+    ] {
+        manifests.push(root().join(agent).join("holon.yaml"));
+    }
+    manifests.retain(|p| p.extension().is_some_and(|e| e == "yaml"));
+    let (mut accepted, mut refused) = (0, 0);
+    for path in &manifests {
+        let report = check_file(path);
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let options = serde_saphyr::options! { strict_booleans: true };
+        // Files that are no YAML document at all are the YAML checks' business.
+        let Ok(document) = serde_saphyr::from_str_with_options::<serde_json::Value>(&text, options)
+        else {
+            continue;
+        };
+        let errors: Vec<String> = validator
+            .iter_errors(&document)
+            .map(|e| format!("{} at {}", e, e.instance_path()))
+            .collect();
+        let first_structural = report.doc["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| {
+                d["severity"] == "error" && structural.contains(&d["check"].as_str().unwrap())
+            })
+            .cloned();
+        if report.doc["accepted"] == true {
+            accepted += 1;
+            assert!(
+                errors.is_empty(),
+                "`{}` is accepted by check but the schema refuses it: {errors:?}",
+                path.display()
+            );
+        } else if let Some(d) = first_structural {
+            refused += 1;
+            assert!(
+                !errors.is_empty(),
+                "`{}` is refused by check ({d}) but the schema admits it",
+                path.display()
+            );
+        }
+    }
+    assert!(
+        accepted >= 10 && refused >= 10,
+        "too few manifests compared: {accepted} accepted, {refused} refused structurally"
+    );
+}
+
+/// An empty `examples` list is one refusal, `no-success-example`, at the list.
+#[test]
+fn empty_examples_list_has_no_success_example() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("holon.yaml");
+    let text = std::fs::read_to_string(fixtures().join("accepted.yaml")).unwrap();
+    let cut = text.find("\nexamples:").expect("an examples section");
+    std::fs::write(&path, format!("{}\nexamples: []\n", &text[..cut])).unwrap();
+    let line = text[..cut].lines().count() as u64 + 1;
+    check_file(&path)
+        .refused()
+        .error("no-success-example", "/examples", (line, 11))
+        .warning(
+            "error-without-example",
+            "/interface/errors/0/code",
+            (20, 15),
+        )
+        .nothing_else();
 }

@@ -545,10 +545,11 @@ fn a_function_that_never_returns_ends_the_run_naming_it() {
 /// The Python fixture server under one `MODE`, as the CLI's `--server-cmd`.
 pub(super) struct Py {
     mode: &'static str,
-    manifest: &'static str,
+    manifest: std::path::PathBuf,
     args: Vec<String>,
     libtest: Vec<String>,
     grandchild: bool,
+    env: Vec<(&'static str, String)>,
     pub(super) marker: Marker,
 }
 
@@ -556,16 +557,22 @@ impl Py {
     fn new(mode: &'static str) -> Py {
         Py {
             mode,
-            manifest: "word-stats.yaml",
+            manifest: root().join("tests/fixtures/harness/word-stats.yaml"),
             args: Vec::new(),
             libtest: Vec::new(),
             grandchild: false,
+            env: Vec::new(),
             marker: Marker::new(),
         }
     }
 
     fn manifest(mut self, file: &'static str) -> Py {
-        self.manifest = file;
+        self.manifest = root().join("tests/fixtures/harness").join(file);
+        self
+    }
+
+    fn manifest_at(mut self, path: &Path) -> Py {
+        self.manifest = path.to_path_buf();
         self
     }
 
@@ -576,6 +583,11 @@ impl Py {
 
     fn libtest(mut self, args: &[&str]) -> Py {
         self.libtest.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    fn env(mut self, key: &'static str, value: impl Into<String>) -> Py {
+        self.env.push((key, value.into()));
         self
     }
 
@@ -601,7 +613,7 @@ impl Py {
         let mut command = Command::new(CLI);
         command
             .arg("--manifest")
-            .arg(root().join("tests/fixtures/harness").join(self.manifest))
+            .arg(&self.manifest)
             .arg("--server-cmd")
             .arg(server)
             .args(&self.args)
@@ -612,7 +624,8 @@ impl Py {
         command
             .args(&self.libtest)
             .env("MODE", self.mode)
-            .env("PYTHONPATH", python);
+            .env("PYTHONPATH", python)
+            .envs(self.env.iter().map(|(k, v)| (*k, v)));
         self.marker.spawn(&mut command)
     }
 
@@ -934,4 +947,311 @@ impl Finished {
         }
         self.expect_code(if expected.is_empty() { 0 } else { 101 });
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reports: `--junit` read by a JUnit reader this project did not write, and GitHub annotations.
+
+/// The report at `path` as junitparser (PyPI, pinned in tests/interop/python) reads it.
+fn junit_read(path: &Path) -> Value {
+    let output = Command::new("python3")
+        .arg(root().join("tests/interop/python/junit_read.py"))
+        .arg(path)
+        .env("PYTHONPATH", root().join("target/interop/python"))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        output.status.success(),
+        "junitparser could not read `{}`:\n{}",
+        path.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("one JSON document")
+}
+
+#[test]
+fn junit_report_reads_as_ci_tools_read_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // A folder that does not exist yet is created.
+    let path = dir.path().join("reports/holon/junit.xml");
+    let run = Py::new("extra-field")
+        .args(&["--junit", path.to_str().unwrap()])
+        .run();
+    run.expect_code(101);
+    let trials = run.trials();
+    let suites = junit_read(&path);
+    let suites = suites.as_array().unwrap();
+    assert_eq!(suites.len(), 1, "{suites:?}");
+    let suite = &suites[0];
+    assert_eq!(suite["name"], "word-stats");
+    assert_eq!(suite["tests"], 3);
+    assert_eq!(suite["failures"], 1);
+    assert_eq!(suite["errors"], 0);
+    let cases = suite["cases"].as_array().unwrap();
+    let names: Vec<&str> = cases.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    let mut expected: Vec<&str> = trials.keys().map(String::as_str).collect();
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    expected.sort_unstable();
+    assert_eq!(
+        sorted, expected,
+        "one testcase per trial, named as libtest names it"
+    );
+    for case in cases {
+        let name = case["name"].as_str().unwrap();
+        assert!(case["time"].as_f64().is_some_and(|t| t >= 0.0), "{case}");
+        assert_eq!(
+            case["classname"],
+            format!("word-stats::{}", name.split("::").next().unwrap())
+        );
+        match &trials[name] {
+            Ok(()) => assert_eq!(case["results"], serde_json::json!([]), "{case}"),
+            Err(message) => {
+                let results = case["results"].as_array().unwrap();
+                assert_eq!(results.len(), 1, "{case}");
+                assert_eq!(results[0]["kind"], "Failure");
+                let text = results[0]["text"].as_str().unwrap();
+                // The whole message, as libtest printed it.
+                for needle in [
+                    "the output differs from the example",
+                    "`interface.output` refuses `/extra`",
+                    "gateway status: invalid_output",
+                ] {
+                    assert!(text.contains(needle), "`{needle}` not in\n{text}");
+                    assert!(message.contains(needle));
+                }
+                assert_eq!(
+                    results[0]["message"].as_str().unwrap(),
+                    text.lines().next().unwrap()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn junit_report_that_cannot_be_written_says_why_and_fails_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "not a folder").unwrap();
+    let path = file.join("junit.xml");
+    let run = Py::new("ok")
+        .args(&["--junit", path.to_str().unwrap()])
+        .run();
+    run.expect_code(1);
+    assert!(
+        run.stderr.contains(&format!(
+            "error: cannot create `{}` for the JUnit report",
+            file.display()
+        )),
+        "{run}"
+    );
+    // Every trial ran and passed; only the report is missing.
+    assert!(run.trials().values().all(Result::is_ok), "{run}");
+}
+
+#[test]
+fn github_annotations_put_a_failing_example_at_its_line() {
+    let run = Py::new("extra-field")
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_WORKSPACE", root().display().to_string())
+        .run();
+    run.expect_code(101);
+    let annotations: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("::error"))
+        .collect();
+    let manifest = root().join("tests/fixtures/harness/word-stats.yaml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.contains("- name: a short article"))
+        .unwrap()
+        + 1;
+    // The path as the workflow sees it: relative to the repository's root.
+    assert_eq!(
+        annotations,
+        [format!(
+            "::error file=tests/fixtures/harness/word-stats.yaml,line={line},col=5,title=mcp%3A%3Aa short article::the output differs from the example"
+        )],
+        "{run}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// `source-commit-stale`: the commit in `source` against the code under test.
+
+/// A git work tree holding word-stats' manifest and one file of "code", committed.
+struct Repo(tempfile::TempDir);
+
+impl Repo {
+    fn new() -> Repo {
+        let repo = Repo(tempfile::tempdir().unwrap());
+        repo.git(&["init", "-q"]);
+        repo.write("agent.py", "print('v1')\n");
+        repo.manifest("0000000000000000000000000000000000000000");
+        repo.commit("v1");
+        repo
+    }
+
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+
+    fn git(&self, args: &[&str]) -> String {
+        let output = Command::new("git")
+            .arg("-C")
+            .arg(self.path())
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.org"])
+            .args(args)
+            .output()
+            .expect("git runs");
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+        String::from_utf8_lossy(&output.stdout).trim().to_string()
+    }
+
+    fn write(&self, file: &str, text: &str) {
+        std::fs::write(self.path().join(file), text).unwrap();
+    }
+
+    fn manifest(&self, commit: &str) {
+        let text = std::fs::read_to_string(root().join("tests/fixtures/harness/word-stats.yaml"))
+            .unwrap()
+            .replace("0000000000000000000000000000000000000000", commit);
+        self.write("holon.yaml", &text);
+    }
+
+    fn commit(&self, message: &str) -> String {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", message]);
+        self.git(&["rev-parse", "HEAD"])
+    }
+
+    /// The `source-commit-stale` warnings of a passing run, as printed.
+    fn warnings(&self) -> Vec<String> {
+        let run = Py::new("ok")
+            .manifest_at(&self.path().join("holon.yaml"))
+            .run();
+        run.expect_code(0);
+        stale_warnings(&run.stderr)
+    }
+}
+
+fn stale_warnings(stderr: &str) -> Vec<String> {
+    let lines: Vec<&str> = stderr.lines().collect();
+    lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l.starts_with("warning[source-commit-stale]"))
+        .map(|(i, l)| format!("{l}\n{}", lines.get(i + 1).unwrap_or(&"")))
+        .collect()
+}
+
+#[test]
+fn source_commit_of_the_deployed_code_is_current_though_the_manifest_changed_since() {
+    let repo = Repo::new();
+    let deployed = repo.git(&["rev-parse", "HEAD"]);
+    // The usual order: deploy, then name the commit in the manifest and commit that.
+    repo.manifest(&deployed);
+    repo.commit("name the deployed commit");
+    assert_eq!(repo.warnings(), Vec::<String>::new());
+    // An abbreviated commit is the same commit.
+    repo.manifest(&deployed[..10]);
+    repo.commit("abbreviate");
+    assert_eq!(repo.warnings(), Vec::<String>::new());
+}
+
+#[test]
+fn source_commit_older_than_the_code_is_stale_at_its_line() {
+    let repo = Repo::new();
+    let deployed = repo.git(&["rev-parse", "HEAD"]);
+    repo.manifest(&deployed);
+    repo.write("agent.py", "print('v2')\n");
+    let head = repo.commit("v2");
+    let warnings = repo.warnings();
+    let line = std::fs::read_to_string(repo.path().join("holon.yaml"))
+        .unwrap()
+        .lines()
+        .position(|l| l.starts_with("source:"))
+        .unwrap()
+        + 1;
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with(&format!(
+            "warning[source-commit-stale]: `source.commit` (`{}`) is not the code under test: the agent's files changed since then (HEAD is `{}`)\n",
+            &deployed[..12],
+            &head[..12]
+        )),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[0].contains(&format!("holon.yaml:{line}:")),
+        "{warnings:?}"
+    );
+    // Uncommitted changes to the code are said too.
+    repo.write("agent.py", "print('v3')\n");
+    let warnings = repo.warnings();
+    assert!(
+        warnings[0].contains("and the work tree has uncommitted changes"),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn source_commit_with_uncommitted_code_is_no_commit() {
+    let repo = Repo::new();
+    let deployed = repo.git(&["rev-parse", "HEAD"]);
+    repo.manifest(&deployed);
+    repo.commit("name it");
+    repo.write("agent.py", "print('edited')\n");
+    let warnings = repo.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("holds the committed code, but the work tree has uncommitted changes"),
+        "{warnings:?}"
+    );
+    // A detached HEAD at the deployed commit is that commit.
+    repo.git(&["checkout", "-q", "--", "agent.py"]);
+    repo.git(&["checkout", "-q", "--detach", "HEAD"]);
+    assert_eq!(repo.warnings(), Vec::<String>::new());
+}
+
+#[test]
+fn source_commit_unknown_to_the_repository_is_said_and_nothing_without_git() {
+    let repo = Repo::new();
+    let warnings = repo.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("is not a commit of this repository (or the clone is shallow)"),
+        "{warnings:?}"
+    );
+    // Outside any work tree: silence.
+    let plain = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        repo.path().join("holon.yaml"),
+        plain.path().join("holon.yaml"),
+    )
+    .unwrap();
+    let run = Py::new("ok")
+        .manifest_at(&plain.path().join("holon.yaml"))
+        .run();
+    run.expect_code(0);
+    assert_eq!(stale_warnings(&run.stderr), Vec::<String>::new(), "{run}");
+    // No `git` on PATH: silence, and the run passes.
+    let bin = tempfile::tempdir().unwrap();
+    // The real interpreter, not a version manager's shim (a script that needs more tools).
+    let python = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .unwrap();
+    let python = String::from_utf8_lossy(&python.stdout).trim().to_string();
+    std::os::unix::fs::symlink(python, bin.path().join("python3")).unwrap();
+    std::os::unix::fs::symlink("/bin/sh", bin.path().join("sh")).unwrap();
+    let run = Py::new("ok")
+        .manifest_at(&repo.path().join("holon.yaml"))
+        .env("PATH", bin.path().display().to_string())
+        .run();
+    run.expect_code(0);
+    assert_eq!(stale_warnings(&run.stderr), Vec::<String>::new(), "{run}");
 }

@@ -66,6 +66,29 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
     );
     let agent = root.path().join("my-agent");
 
+    // Editors get the manifest's schema out of the box: written beside it, named on its first
+    // line for yaml-language-server, and the same as `cargo holon-test schema` prints.
+    let schema = cargo(&agent)
+        .args(["holon-test", "schema"])
+        .output()
+        .expect("run schema");
+    assert!(schema.status.success(), "{}", text(&schema));
+    assert_eq!(
+        std::fs::read_to_string(agent.join("holon.schema.json")).unwrap(),
+        String::from_utf8_lossy(&schema.stdout)
+    );
+    let manifest = std::fs::read_to_string(agent.join("holon.yaml")).unwrap();
+    assert!(
+        manifest.starts_with("# yaml-language-server: $schema=holon.schema.json\n"),
+        "{manifest}"
+    );
+    let schema: serde_json::Value = serde_json::from_slice(&schema.stdout).unwrap();
+    let document: serde_json::Value = serde_saphyr::from_str(&manifest).unwrap();
+    assert!(
+        jsonschema::is_valid(&schema, &document),
+        "the new agent's manifest does not match the schema written beside it"
+    );
+
     let check = cargo(&agent)
         .args(["holon-test", "check"])
         .output()
