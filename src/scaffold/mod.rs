@@ -308,9 +308,13 @@ mod tests {
     }
 
     #[test]
-    fn the_workflow_template_is_valid_yaml_that_runs_cargo_holon_test() {
+    fn the_workflow_template_is_valid_yaml_that_runs_the_test_target() {
         let n = names("my-agent").unwrap();
-        let text = render(TEMPLATES[7].text, &n, &KitSource::Version("0.1.0".into()));
+        let workflow = TEMPLATES
+            .iter()
+            .find(|t| t.path == ".github/workflows/holon.yml")
+            .expect("the workflow template");
+        let text = render(workflow.text, &n, &KitSource::Version("0.1.0".into()));
         let doc = crate::manifest::yaml::parse(&text)
             .expect("valid YAML")
             .to_json();
@@ -319,6 +323,6 @@ mod tests {
             .pointer("/jobs/test/steps")
             .and_then(|s| s.as_array())
             .expect("steps");
-        assert!(steps.iter().any(|s| s["run"] == "cargo holon-test"));
+        assert!(steps.iter().any(|s| s["run"] == "cargo test --test holon"));
     }
 }
