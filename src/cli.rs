@@ -272,7 +272,7 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
     let mut build = std::process::Command::new(&cargo);
     base(&mut build);
     build.arg("--no-run");
-    match build.status() {
+    match supervised_status(&mut build) {
         Ok(s) if s.success() => {}
         Ok(_) => {
             eprintln!(
@@ -288,7 +288,7 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
     let mut test = std::process::Command::new(&cargo);
     base(&mut test);
     test.arg("--").args(&cli.libtest);
-    match test.status() {
+    match supervised_status(&mut test) {
         Ok(s) => match s.code() {
             Some(0) => EXIT_OK,
             Some(101) => EXIT_TEST_FAILED,
@@ -300,6 +300,19 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
             EXIT_REFUSED
         }
     }
+}
+
+/// Runs cargo in a process group of its own with a watcher, so that if this process is killed
+/// (SIGKILL included), cargo, the test binary under it and, through their own watchers, the
+/// servers it started end too; whatever is left in the group when cargo exits ends with it.
+/// A Ctrl-C reaches this process only: its end is what stops cargo's group.
+fn supervised_status(
+    command: &mut std::process::Command,
+) -> std::io::Result<std::process::ExitStatus> {
+    let (mut child, mut group) = crate::harness::supervise::spawn(command)?;
+    let status = child.wait();
+    group.end();
+    status
 }
 
 fn run_check(path: Option<&Path>, format: Format) -> u8 {

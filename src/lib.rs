@@ -12,7 +12,12 @@ pub mod check;
 #[cfg(feature = "harness")]
 pub(crate) mod explore;
 pub mod gateway;
-#[cfg(feature = "harness")]
+// The harness supervises server process groups, a Unix notion: see `harness::supervise`.
+#[cfg(all(feature = "harness", not(unix)))]
+compile_error!(
+    "the holon-kit harness (the `harness` and `cli` features, `cargo holon-test`) runs on Linux and macOS; on Windows, run it under WSL (the `runtime` feature, what an agent ships, builds on Windows)"
+);
+#[cfg(all(feature = "harness", unix))]
 pub mod harness;
 pub mod manifest;
 #[cfg(feature = "runtime")]
@@ -21,7 +26,7 @@ pub mod runtime;
 pub use manifest::Manifest;
 #[cfg(feature = "runtime")]
 pub use runtime::{Ctx, Failure, ServeError, agent, serve};
-#[cfg(feature = "cli")]
+#[cfg(all(feature = "cli", unix))]
 pub mod cli;
-#[cfg(feature = "cli")]
+#[cfg(all(feature = "cli", unix))]
 pub mod scaffold;

@@ -12,6 +12,9 @@ mod mcp;
 mod process;
 mod provenance;
 mod record;
+#[cfg(target_os = "linux")]
+mod strays;
+pub(crate) mod supervise;
 mod verdict;
 
 use std::path::{Path, PathBuf};

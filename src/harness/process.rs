@@ -1,13 +1,16 @@
-//! The server under test as a child process: its own process group, a free port, its output
-//! kept for the report, and stopped on every way out.
+//! The server under test as a child process: its own process group with a watcher
+//! (`supervise`), a free port, its output kept for the report, and stopped on every way out.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+#[cfg(target_os = "linux")]
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use super::supervise::{self, Group, signal_group};
 
 /// How to start the server.
 #[derive(Debug, Clone)]
@@ -68,7 +71,11 @@ impl Output {
 /// A running server.
 pub struct ServerProcess {
     child: Mutex<Child>,
+    group: Mutex<Group>,
     pgid: i32,
+    /// What marks the server's processes in their environment (`strays`).
+    #[cfg(target_os = "linux")]
+    mark: String,
     /// The port it was given in `PORT`.
     pub port: u16,
     /// What it printed.
@@ -175,6 +182,7 @@ impl ServerProcess {
             return;
         }
         *stopped = true;
+        // The group's watcher ignores this one; it ends with the SIGKILL below.
         signal_group(self.pgid, libc::SIGTERM);
         let deadline = Instant::now() + Duration::from_secs(2);
         let mut pause = Duration::from_millis(1);
@@ -190,12 +198,18 @@ impl ServerProcess {
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(50));
         }
-        // Whatever is left of the group (a shell's children included) goes now.
-        signal_group(self.pgid, libc::SIGKILL);
+        // Whatever is left of the group (a shell's children, the watcher) goes now.
+        if let Ok(mut group) = self.group.lock() {
+            group.end();
+        }
         unregister(self.pgid);
         if let Ok(mut c) = self.child.lock() {
             let _ = c.kill();
             let _ = c.wait();
+        }
+        #[cfg(target_os = "linux")]
+        for line in super::strays::sweep(self.pgid, &self.mark) {
+            eprintln!("warning: {line}");
         }
     }
 }
@@ -244,16 +258,6 @@ pub fn stop_all() {
     }
 }
 
-/// Sends a signal to a whole process group.
-pub fn signal_group(pgid: i32, signal: i32) {
-    if pgid > 0 {
-        // SAFETY: kill(2) with a negative pid signals a process group; no memory is touched.
-        unsafe {
-            libc::kill(-pgid, signal);
-        }
-    }
-}
-
 fn port_open(port: u16) -> bool {
     std::net::TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(200))
         .is_ok()
@@ -275,19 +279,31 @@ fn spawn(spec: &ServerSpec, dir: &std::path::Path, port: u16) -> Result<ServerPr
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // On Linux, the kernel also kills the server the moment the harness dies, before its
+    // watcher's SIGTERM: see `spawner`. Other Unixes have no such call; the watcher alone
+    // gives the same guarantee there, after the same SIGTERM and grace.
+    #[cfg(target_os = "linux")]
     {
         use std::os::unix::process::CommandExt;
-        command.process_group(0);
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             command.pre_exec(|| {
-                // The server dies with the thread that started it: see `spawner`.
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 Ok(())
             });
         }
     }
-    let mut child = spawner().spawn(command).map_err(|e| StartError {
+    #[cfg(target_os = "linux")]
+    let mark = super::strays::next_mark();
+    #[cfg(target_os = "linux")]
+    let spawned = {
+        super::strays::become_subreaper();
+        command.env(super::strays::MARK, &mark);
+        spawner().spawn(command)
+    };
+    #[cfg(not(target_os = "linux"))]
+    let spawned = supervise::spawn(&mut command);
+    let (mut child, group) = spawned.map_err(|e| StartError {
         message: format!("cannot start the server {}: {e}", spec.describe()),
     })?;
     let output = Output::default();
@@ -297,13 +313,16 @@ fn spawn(spec: &ServerSpec, dir: &std::path::Path, port: u16) -> Result<ServerPr
     if let Some(err) = child.stderr.take() {
         keep(err, output.clone());
     }
-    let pgid = child.id() as i32;
+    let pgid = group.id();
     if let Ok(mut groups) = live_groups().lock() {
         groups.push(pgid);
     }
     Ok(ServerProcess {
         child: Mutex::new(child),
+        group: Mutex::new(group),
         pgid,
+        #[cfg(target_os = "linux")]
+        mark,
         port,
         output,
         stopped: Mutex::new(false),
@@ -321,15 +340,20 @@ fn keep(stream: impl Read + Send + 'static, output: Output) {
     });
 }
 
+#[cfg(target_os = "linux")]
+type Spawned = std::io::Result<(Child, Group)>;
+
 /// `PR_SET_PDEATHSIG` fires when the *thread* that forked the child ends, not the process.
 /// Test threads come and go, so every server is forked by one thread that lives as long as
 /// the process: when the harness dies, however it dies, the server dies with it.
+#[cfg(target_os = "linux")]
 struct Spawner {
-    requests: Mutex<mpsc::Sender<(Command, mpsc::Sender<std::io::Result<Child>>)>>,
+    requests: Mutex<mpsc::Sender<(Command, mpsc::Sender<Spawned>)>>,
 }
 
+#[cfg(target_os = "linux")]
 impl Spawner {
-    fn spawn(&self, command: Command) -> std::io::Result<Child> {
+    fn spawn(&self, command: Command) -> Spawned {
         let (reply, answer) = mpsc::channel();
         self.requests
             .lock()
@@ -342,15 +366,16 @@ impl Spawner {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn spawner() -> &'static Spawner {
     static SPAWNER: std::sync::OnceLock<Spawner> = std::sync::OnceLock::new();
     SPAWNER.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<(Command, mpsc::Sender<std::io::Result<Child>>)>();
+        let (tx, rx) = mpsc::channel::<(Command, mpsc::Sender<Spawned>)>();
         std::thread::Builder::new()
             .name("holon-server-spawner".into())
             .spawn(move || {
                 for (mut command, reply) in rx {
-                    let _ = reply.send(command.spawn());
+                    let _ = reply.send(supervise::spawn(&mut command));
                 }
                 // The sender lives in a static, so this loop only ends with the process.
             })

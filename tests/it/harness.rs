@@ -230,9 +230,9 @@ fn a_server_that_dies_at_start_shows_its_stderr() {
 // ---------------------------------------------------------------------------------------------
 // Signals: Ctrl-C or SIGTERM to the harness stops the server, even one a shell started.
 
-#[test]
-fn sigint_mid_call_stops_the_server() {
-    // The hanging call is the article's; the manifest's 30 s keeps it hanging.
+/// The Python server as a shell's child, with the article's call in flight: it hangs, and the
+/// manifest's 30 s keeps it hanging.
+pub(super) fn hanging_call() -> (Py, Running) {
     let py = Py::new("hang")
         .libtest(&["--test-threads", "1", "--format", "pretty"])
         .grandchild();
@@ -240,6 +240,12 @@ fn sigint_mid_call_stops_the_server() {
     running.wait_for("the article's call to start", RUN_LIMIT, |r| {
         r.stdout().contains("test mcp::a short article")
     });
+    (py, running)
+}
+
+#[test]
+fn sigint_mid_call_stops_the_server() {
+    let (py, running) = hanging_call();
     running.signal(libc::SIGINT);
     let run = running.finish(RUN_LIMIT);
     assert_eq!(run.status.code(), Some(130), "{run}");
@@ -680,11 +686,10 @@ impl Marker {
     }
 
     /// Live processes (not zombies) carrying the marker: pid and command line.
-    fn processes(&self) -> Vec<(u32, String)> {
+    #[cfg(target_os = "linux")]
+    pub(super) fn processes(&self) -> Vec<(u32, String)> {
         let needle = format!("HOLON_TEST_MARKER={}", self.0);
-        let Ok(entries) = std::fs::read_dir("/proc") else {
-            return Vec::new();
-        };
+        let entries = std::fs::read_dir("/proc").expect("/proc is readable");
         entries
             .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
             .filter(|pid| {
@@ -695,6 +700,28 @@ impl Marker {
                 let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
                 let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
                 (pid, cmd.trim_end().to_string())
+            })
+            .collect()
+    }
+
+    /// Live processes (not zombies) carrying the marker: pid, and the command line with the
+    /// environment after it (macOS has no `/proc`; its `ps -E` appends the environment).
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn processes(&self) -> Vec<(u32, String)> {
+        let needle = format!("HOLON_TEST_MARKER={}", self.0);
+        let out = Command::new("ps")
+            .args(["-A", "-ww", "-E", "-o", "pid=,stat=,command="])
+            .output()
+            .expect("ps runs");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|line| {
+                let mut fields = line.split_whitespace();
+                let pid = fields.next()?.parse::<u32>().ok()?;
+                let stat = fields.next()?;
+                let cmd = fields.collect::<Vec<_>>().join(" ");
+                let marked = cmd.split(' ').any(|word| word == needle);
+                (marked && !stat.starts_with('Z')).then_some((pid, cmd))
             })
             .collect()
     }
@@ -761,7 +788,7 @@ impl Running {
         }
     }
 
-    fn stdout(&self) -> String {
+    pub(super) fn stdout(&self) -> String {
         String::from_utf8_lossy(&self.stdout.lock().unwrap()).into_owned()
     }
 
@@ -770,7 +797,12 @@ impl Running {
     }
 
     /// Polls `ready` until it holds; fails the test at `limit`.
-    fn wait_for(&mut self, what: &str, limit: Duration, ready: impl Fn(&Running) -> bool) {
+    pub(super) fn wait_for(
+        &mut self,
+        what: &str,
+        limit: Duration,
+        ready: impl Fn(&Running) -> bool,
+    ) {
         let deadline = Instant::now() + limit;
         let mut pause = Duration::from_millis(5);
         while !ready(self) {
@@ -792,7 +824,7 @@ impl Running {
         }
     }
 
-    fn signal(&self, signal: i32) {
+    pub(super) fn signal(&self, signal: i32) {
         // SAFETY: kill(2) touches no memory.
         unsafe {
             libc::kill(self.child.id() as i32, signal);
@@ -861,7 +893,7 @@ fn collect(
 
 /// A finished run of the CLI.
 pub(crate) struct Finished {
-    status: ExitStatus,
+    pub(crate) status: ExitStatus,
     pub(crate) stdout: String,
     pub(crate) stderr: String,
     command: String,

@@ -12,4 +12,5 @@ mod harness;
 mod properties;
 mod runtime;
 mod scaffold;
+mod supervision;
 mod util;

@@ -1,0 +1,283 @@
+//! No server outlives the harness, however the harness ends: SIGKILL mid-call of the CLI
+//! running `--server-cmd` (a shell that forks the server), of an agent's test binary, and of
+//! `cargo holon-test` itself; and servers that resist being stopped (one that ignores SIGTERM,
+//! exits at once, closes its output, or whose launcher exits while it lives on).
+//!
+//! Every process a test starts carries the test's own `HOLON_TEST_MARKER` (see
+//! `harness::Marker`): the harness, the watcher it forks per server group (a fork, so the same
+//! environment and command line as the harness), the shell, the server, cargo and the test
+//! binary under it. A test passes only if none of them is left.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use super::harness::{CARGO_LIMIT, CLI, Marker, RUN_LIMIT, Running, hanging_call, root};
+
+/// How long after the SIGKILL the last process may take to go.
+const GONE_WITHIN: Duration = Duration::from_secs(3);
+
+/// SIGKILL to `running`, then every process of `marker` gone within [`GONE_WITHIN`].
+fn kill_and_expect_none_left(running: Running, marker: &Marker, what: &str) {
+    running.signal(libc::SIGKILL);
+    expect_none_left_since(Instant::now(), marker, what);
+    drop(running);
+}
+
+fn expect_none_left_since(killed: Instant, marker: &Marker, what: &str) {
+    let mut pause = Duration::from_millis(5);
+    loop {
+        let left = marker.processes();
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            killed.elapsed() < GONE_WITHIN,
+            "{what}: processes left {GONE_WITHIN:?} after the signal: {left:#?}"
+        );
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+}
+
+/// The process group of `pid`.
+fn pgid(pid: u32) -> Option<u32> {
+    let out = Command::new("ps")
+        .args(["-o", "pgid=", "-p", &pid.to_string()])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+/// The marker's processes whose command line contains `needle`, split into those that lead
+/// their own process group (the watchers) and the others.
+fn leaders_and_members(marker: &Marker, needle: &str) -> (Vec<u32>, Vec<u32>) {
+    marker
+        .processes()
+        .into_iter()
+        .filter(|(_, cmd)| cmd.contains(needle))
+        .map(|(pid, _)| pid)
+        .partition(|pid| pgid(*pid) == Some(*pid))
+}
+
+// ---------------------------------------------------------------------------------------------
+// SIGKILL mid-call.
+
+#[test]
+fn sigkill_of_the_harness_mid_call_leaves_no_server_and_no_watcher() {
+    // Repeated: the watcher's work races nothing, so every round must come out clean.
+    for round in 0..3 {
+        // `sh -c` stays the server's parent, so the death signal the kernel sends the shell
+        // does not reach the server: only the watcher stops it.
+        let (py, running) = hanging_call();
+        let (watchers, harness) = leaders_and_members(&py.marker, CLI);
+        assert_eq!(
+            (watchers.len(), harness.len()),
+            (1, 1),
+            "round {round}: one harness and one watcher: {:#?}",
+            py.marker.processes()
+        );
+        assert!(
+            py.marker.processes().iter().any(|(_, cmd)| cmd
+                .split(' ')
+                .next()
+                .is_some_and(|argv0| argv0.ends_with("python3"))),
+            "round {round}: the Python server runs: {:#?}",
+            py.marker.processes()
+        );
+        kill_and_expect_none_left(running, &py.marker, &format!("round {round}"));
+    }
+}
+
+/// `cargo holon-test -- --exact "mcp::a function that never returns"` in the broken agent,
+/// stopped once that call is in flight (it hangs for `timeout_s` and a grace, 3 s).
+fn broken_agent_mid_call(marker: &Marker) -> Running {
+    let mut command = Command::new(CLI);
+    command
+        .args([
+            "holon-test",
+            "--",
+            "--test-threads",
+            "1",
+            "--exact",
+            "mcp::a function that never returns",
+        ])
+        .current_dir(root().join("tests/fixtures/agents/broken-agent"));
+    let mut running = marker.spawn(&mut command);
+    running.wait_for("the hanging call to start", CARGO_LIMIT, |r| {
+        r.stdout()
+            .contains("test mcp::a function that never returns")
+    });
+    running
+}
+
+#[test]
+fn sigkill_of_an_agent_s_test_binary_mid_call_leaves_no_server_and_no_watcher() {
+    let marker = Marker::new();
+    let running = broken_agent_mid_call(&marker);
+    // The test binary is `.../deps/holon-HASH` in cargo's group; its server's watcher is a
+    // fork of it, with the same command line, leading the server's group.
+    let (watchers, binaries) = leaders_and_members(&marker, "/deps/holon-");
+    assert_eq!(
+        (watchers.len(), binaries.len()),
+        (1, 1),
+        "one test binary and one watcher: {:#?}",
+        marker.processes()
+    );
+    let server = |m: &Marker| {
+        m.processes()
+            .iter()
+            .any(|(_, cmd)| cmd.contains("/debug/broken-agent"))
+    };
+    assert!(
+        server(&marker),
+        "the server runs: {:#?}",
+        marker.processes()
+    );
+    // SAFETY: kill(2) touches no memory; the pid carries this test's marker.
+    unsafe {
+        libc::kill(binaries[0] as i32, libc::SIGKILL);
+    }
+    let killed = Instant::now();
+    let watcher = watchers[0];
+    let mut pause = Duration::from_millis(5);
+    while server(&marker) || marker.processes().iter().any(|(pid, _)| *pid == watcher) {
+        assert!(
+            killed.elapsed() < GONE_WITHIN,
+            "the server or its watcher is left {GONE_WITHIN:?} after the test binary's SIGKILL: {:#?}",
+            marker.processes()
+        );
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
+    // cargo reports the killed test binary; the CLI ends with a failure, leaving nothing.
+    let run = running.finish(RUN_LIMIT);
+    assert_ne!(run.status.code(), Some(0), "{run}");
+    marker.assert_none_left();
+}
+
+#[test]
+fn sigkill_of_cargo_holon_test_mid_call_ends_cargo_the_tests_and_the_server() {
+    let marker = Marker::new();
+    let running = broken_agent_mid_call(&marker);
+    assert!(
+        marker
+            .processes()
+            .iter()
+            .any(|(_, cmd)| cmd.contains("/debug/broken-agent")),
+        "the server runs: {:#?}",
+        marker.processes()
+    );
+    kill_and_expect_none_left(running, &marker, "cargo holon-test");
+}
+
+#[test]
+fn ctrl_c_of_cargo_holon_test_mid_call_ends_cargo_the_tests_and_the_server() {
+    // A terminal's Ctrl-C reaches `cargo holon-test`'s group only; cargo runs in a group of its
+    // own, which the watcher stops once `cargo holon-test` has ended.
+    let marker = Marker::new();
+    let running = broken_agent_mid_call(&marker);
+    running.signal(libc::SIGINT);
+    let interrupted = Instant::now();
+    let run = running.finish(RUN_LIMIT);
+    assert_eq!(run.status.signal(), Some(libc::SIGINT), "{run}");
+    expect_none_left_since(interrupted, &marker, "Ctrl-C of cargo holon-test");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Servers that resist: stopped all the same, the harness never hangs, no watcher is left.
+// None of these answers MCP, so the harness gives up at a one-second startup limit.
+
+/// `--server-cmd LINE` on word-stats' manifest with a one-second startup limit.
+fn server_cmd(marker: &Marker, line: &str) -> Running {
+    let mut command = Command::new(CLI);
+    command
+        .arg("--manifest")
+        .arg(root().join("tests/fixtures/harness/word-stats.yaml"))
+        .args(["--startup-timeout", "1", "--server-cmd", line]);
+    marker.spawn(&mut command)
+}
+
+/// A normal run ends in failed trials naming `cause`, well within its limit, leaving nothing.
+fn expect_stopped(line: &str, cause: &str) {
+    let marker = Marker::new();
+    let run = server_cmd(&marker, line).finish(RUN_LIMIT);
+    run.expect_code(101);
+    assert!(run.stdout.contains(cause), "{run}");
+    marker.assert_none_left();
+}
+
+/// SIGKILL of the harness while it waits for the server: nothing left within 3 s.
+fn expect_stopped_after_sigkill(line: &str, started: &str) {
+    let marker = Marker::new();
+    let mut running = server_cmd(&marker, line);
+    running.wait_for(started, RUN_LIMIT, |_| {
+        marker
+            .processes()
+            .iter()
+            .any(|(_, cmd)| cmd.starts_with(started))
+    });
+    kill_and_expect_none_left(running, &marker, line);
+}
+
+const IGNORES_SIGTERM: &str = "trap '' TERM; sleep 300; exit";
+
+#[test]
+fn a_server_that_ignores_sigterm_is_killed() {
+    expect_stopped(IGNORES_SIGTERM, "did not answer an MCP `initialize`");
+}
+
+#[test]
+fn a_server_that_ignores_sigterm_is_killed_after_a_sigkill_of_the_harness() {
+    expect_stopped_after_sigkill(IGNORES_SIGTERM, "sleep 300");
+}
+
+#[test]
+fn a_server_that_exits_at_once() {
+    expect_stopped(
+        "exit 0",
+        "the server exited before it answered (exit status: 0)",
+    );
+}
+
+const CLOSES_ITS_OUTPUT: &str = "exec >&- 2>&-; sleep 300; exit";
+
+#[test]
+fn a_server_that_closes_its_stdout() {
+    expect_stopped(CLOSES_ITS_OUTPUT, "did not answer an MCP `initialize`");
+}
+
+#[test]
+fn a_server_that_closes_its_stdout_after_a_sigkill_of_the_harness() {
+    expect_stopped_after_sigkill(CLOSES_ITS_OUTPUT, "sleep 300");
+}
+
+#[test]
+fn a_server_whose_launcher_exits_while_it_lives_on() {
+    // The shell (the group's first process) exits; the `sleep` it started lives on in the
+    // group until the harness stops the group.
+    expect_stopped(
+        "sleep 300 & exit 0",
+        "the server exited before it answered (exit status: 0)",
+    );
+}
+
+/// Linux only: elsewhere a daemonizing server is not tracked (README, "Platforms").
+#[cfg(target_os = "linux")]
+#[test]
+fn a_server_that_daemonizes_is_stopped_and_named() {
+    // Double fork and `setsid`: the `sleep 301` leaves the server's process group and session,
+    // so the group's SIGKILL misses it; it comes back to the harness, a child subreaper.
+    let marker = Marker::new();
+    let run = server_cmd(&marker, "(setsid sleep 301 &); sleep 300; exit").finish(RUN_LIMIT);
+    run.expect_code(101);
+    assert!(
+        run.stderr
+            .contains("warning: the server left `sleep` (pid ")
+            && run
+                .stderr
+                .contains("running outside its process group (it daemonized): stopped it"),
+        "{run}"
+    );
+    marker.assert_none_left();
+}
