@@ -115,16 +115,21 @@ fn stale(manifest: &Path, commit: &str) -> Option<(String, String)> {
     }
 }
 
-/// `git ARGS` in `dir`: its standard output, trimmed, when it ran and succeeded.
-fn git(dir: &Path, args: &[&str]) -> Option<String> {
-    let output = Command::new("git")
+/// `git -C DIR ARGS`, reading nothing and saying nothing on standard error.
+fn git_command(dir: &Path, args: &[&str]) -> Command {
+    let mut command = Command::new("git");
+    command
         .arg("-C")
         .arg(dir)
         .args(args)
         .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
+        .stderr(Stdio::null());
+    command
+}
+
+/// `git ARGS` in `dir`: its standard output, trimmed, when it ran and succeeded.
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let output = git_command(dir, args).output().ok()?;
     output
         .status
         .success()
@@ -134,15 +139,7 @@ fn git(dir: &Path, args: &[&str]) -> Option<String> {
 /// `git diff --quiet ...` in `dir`: whether it found a difference (exit 1) or none (exit 0);
 /// `None` when it could not tell.
 fn git_differs(dir: &Path, args: &[&str]) -> Option<bool> {
-    let status = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .ok()?;
+    let status = git_command(dir, args).stdout(Stdio::null()).status().ok()?;
     match status.code() {
         Some(0) => Some(false),
         Some(1) => Some(true),
