@@ -1,9 +1,55 @@
 //! holon-kit: the Rust author kit for Holon agents.
 //!
-//! - [`check`]: the registry's publish checks on a `holon.yaml`, all problems in one run.
-//! - [`gateway`]: the gateway's rules (payload bounds, schemas, statuses) that both test passes
-//!   apply.
-//! - [`manifest`]: the file format and the checked [`Manifest`].
+//! A Holon agent is an MCP server with one tool, described by a `holon.yaml` manifest. The
+//! registry checks the manifest at publish; a gateway checks every call's input (the gate) and
+//! output (the billing rule). This crate gives an author three things.
+//!
+//! **The runtime** (feature `runtime`), what the agent ships: an async function from its input
+//! to its output, served as the one MCP tool.
+//!
+//! ```no_run
+//! use holon_kit::{Ctx, Failure};
+//!
+//! #[derive(serde::Deserialize)]
+//! struct Input { text: String }
+//! #[derive(serde::Serialize)]
+//! struct Output { words: usize }
+//!
+//! async fn run(input: Input, ctx: Ctx) -> Result<Output, Failure> {
+//!     if input.text.trim().is_empty() {
+//!         // A declared failure: its code is listed under `interface.errors`.
+//!         return Err(ctx.fail("empty_text", "the text is empty"));
+//!     }
+//!     Ok(Output { words: input.text.split_whitespace().count() })
+//! }
+//!
+//! fn main() -> Result<(), holon_kit::ServeError> {
+//!     // `PORT` and `HOST` from the environment; the manifest embedded at build time
+//!     // (`manifest!()` reads the package's own `holon.yaml`).
+//!     let manifest = holon_kit::manifest!("examples/word-stats/holon.yaml");
+//!     holon_kit::serve(manifest, holon_kit::agent(run))
+//! }
+//! ```
+//!
+//! [`Ctx`] carries the call ([`Ctx::fail`] for declared failures, `ctx.download` for file
+//! handles); anything else that goes wrong (a panic, an undeclared code, arguments the type
+//! refuses) reaches the caller as `agent_crashed`. [`serve`] refuses a manifest the registry
+//! would refuse, and holds up on an open network (bounded reads, a connection cap, a drain on
+//! SIGTERM).
+//!
+//! **The harness** (feature `harness`, a dev-dependency): `tests/holon.rs` turns every example
+//! into trials, `function::<name>` in-process and `mcp::<name>` through the real server, plus
+//! `explore::function` and `explore::mcp` over inputs generated from `interface.input`, all
+//! judged by the gateway's rules. See `harness::Harness`.
+//!
+//! **`cargo holon-test`** (feature `cli`, the binary): the publish checks ([`check`]), then the
+//! test target; `--server-cmd` tests a server in any language; `--bless` writes the agent's
+//! actual answers into the examples; `new` scaffolds an agent; `schema` prints the manifest's
+//! JSON Schema for editors. The README is the manual.
+//!
+//! Modules, in the order a manifest goes through them: [`manifest`](mod@manifest) (the file format and the
+//! checked [`Manifest`]), [`check`] (the publish checks, all problems in one run), [`gateway`]
+//! (payload bounds, schemas, statuses: the rules both passes apply), `runtime`, `harness`.
 #![warn(missing_docs)]
 
 #[cfg(feature = "harness")]
