@@ -168,6 +168,15 @@ impl Retries {
     }
 }
 
+/// A runtime for one thread of the harness: the passes' workers, the MCP client, the signal
+/// watcher. Each drives its own tasks, so nothing crosses a thread it does not have to.
+pub(super) fn current_thread() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a tokio runtime: {e}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -199,12 +199,9 @@ impl Flight {
             .spawn(move || {
                 // Each worker drives its calls on a runtime of its own: a function that blocks
                 // its thread holds up this worker's calls only.
-                match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                {
+                match super::flight::current_thread() {
                     Ok(runtime) => runtime.block_on(me.work(worker)),
-                    Err(e) => me.fail_all(&format!("cannot start a tokio runtime: {e}")),
+                    Err(e) => me.fail_all(&e),
                 }
             });
         if let Err(e) = spawned {
@@ -405,10 +402,8 @@ fn solo_worker() -> Result<mpsc::Sender<Job>, String> {
     std::thread::Builder::new()
         .name("holon-function-solo".into())
         .spawn(move || {
-            let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-            else {
+            // Without a runtime the queue is dropped: the caller hears the worker is gone.
+            let Ok(runtime) = super::flight::current_thread() else {
                 return;
             };
             while let Ok((runner, input, reply)) = queue.recv() {

@@ -100,10 +100,7 @@ impl Shared {
         // The trial's own thread drives the client (rmcp's tasks, reqwest, the socket), so a
         // call crosses no thread on this side: each crossing is a wake-up, the slowest part
         // of a call on a busy machine.
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| format!("cannot start a tokio runtime: {e}"))?;
+        let runtime = super::flight::current_thread()?;
         // Before the server exists: a Ctrl-C while it starts must stop it too, and a server
         // started by a shell (`npm start`) is not the shell, so its death signal alone is not
         // enough.
@@ -470,10 +467,7 @@ fn watch_signals() {
             .name("holon-signals".into())
             .spawn(move || {
                 use tokio::signal::unix::{SignalKind, signal};
-                let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                else {
+                let Ok(runtime) = super::flight::current_thread() else {
                     return;
                 };
                 runtime.block_on(async move {

@@ -300,22 +300,8 @@ fn a_correct_typescript_sdk_server_passes() {
 #[test]
 fn nextest_runs_the_explore_trials_each_in_its_own_process() {
     let marker = Marker::new();
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = Command::new(cargo);
-    command
-        .args([
-            "nextest",
-            "run",
-            "-p",
-            "word-stats",
-            "--test",
-            "holon",
-            "--color",
-            "never",
-            "explore::",
-        ])
-        .env_remove("HOLON_EXPLORE_CASES")
-        .current_dir(root());
+    let mut command = super::harness::nextest_word_stats("explore::");
+    command.env_remove("HOLON_EXPLORE_CASES");
     let run = marker.spawn(&mut command).finish(CARGO_LIMIT);
     run.expect_code(0);
     assert!(run.stderr.contains("2 tests run: 2 passed"), "{run}");

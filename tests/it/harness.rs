@@ -381,26 +381,23 @@ fn cargo_holon_test_passes_libtest_arguments_through() {
     marker.assert_none_left();
 }
 
-#[test]
-fn nextest_runs_each_trial_in_its_own_process() {
-    let marker = Marker::new();
+/// `cargo nextest run` on word-stats' `tests/holon.rs`, the trials `filter` picks.
+pub(crate) fn nextest_word_stats(filter: &str) -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut command = Command::new(cargo);
     command
-        .args([
-            "nextest",
-            "run",
-            "-p",
-            "word-stats",
-            "--test",
-            "holon",
-            "--no-fail-fast",
-            "--color",
-            "never",
-            "mcp::",
-        ])
+        .args(["nextest", "run", "-p", "word-stats", "--test", "holon"])
+        .args(["--no-fail-fast", "--color", "never", filter])
         .current_dir(root());
-    let run = marker.spawn(&mut command).finish(CARGO_LIMIT);
+    command
+}
+
+#[test]
+fn nextest_runs_each_trial_in_its_own_process() {
+    let marker = Marker::new();
+    let run = marker
+        .spawn(&mut nextest_word_stats("mcp::"))
+        .finish(CARGO_LIMIT);
     run.expect_code(0);
     // nextest reports on stderr: one PASS line per trial, each run in a process of its own
     // that starts (and stops) its own server.
