@@ -23,10 +23,11 @@ fn main() {
     match std::env::var("HOLON_BENCH_ROLE").as_deref() {
         Ok("harness") => {
             let exe = std::env::current_exe().expect("current_exe");
-            let code = holon_kit::harness::Harness::new(MANIFEST)
+            let harness = holon_kit::harness::Harness::new(MANIFEST)
                 .function(holon_kit::agent(word_stats::run))
-                .server_command(format!("HOLON_BENCH_ROLE=server exec '{}'", exe.display()))
-                .run_code(&libtest_mimic::Arguments::from_args());
+                .server_command(format!("HOLON_BENCH_ROLE=server exec '{}'", exe.display()));
+            let code =
+                holon_kit::seam::run_harness(harness, &libtest_mimic::Arguments::from_args());
             std::process::exit(i32::from(code));
         }
         Ok("server") => {

@@ -46,13 +46,12 @@ fn setting(name: &str, default: usize) -> usize {
 async fn bench() {
     let calls = setting("HOLON_BENCH_CALLS", 1000);
     let warmup = setting("HOLON_BENCH_WARMUP", 100);
-    let manifest = holon_kit::check::check_file(&root().join("examples/word-stats/holon.yaml"))
-        .into_manifest()
-        .unwrap_or_else(|r| panic!("{}", holon_kit::check::render_human(&r, false)));
+    let manifest = holon_kit::seam::checked(&root().join("examples/word-stats/holon.yaml"))
+        .unwrap_or_else(|refused| panic!("{refused}"));
     let example = manifest
         .examples
         .iter()
-        .find(|e| matches!(e.expect, holon_kit::manifest::Expect::Output(_)))
+        .find(|e| matches!(e.expect, holon_kit::seam::Expect::Output(_)))
         .expect("a successful example");
     let arguments = example.input.as_object().expect("object arguments").clone();
     let tool = manifest.runtime.tool.clone();

@@ -1,5 +1,5 @@
-//! The command line: parsing, printing to the user, and exit codes. Only this module decides
-//! how the process ends.
+//! The command line: parsing, printing to the user, and the exit code of each subcommand
+//! (`exit`'s codes). Only this module and the test target it runs decide how the process ends.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -7,16 +7,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::check;
+use crate::exit::{self, FAILED, OK, REFUSED, USAGE};
 use crate::harness::github;
-
-/// Everything passed (or the manifest was accepted).
-pub const EXIT_OK: u8 = 0;
-/// The manifest was refused, or the harness could not run.
-pub const EXIT_REFUSED: u8 = 1;
-/// Usage error.
-pub const EXIT_USAGE: u8 = 2;
-/// A test failed (libtest's own code).
-pub const EXIT_TEST_FAILED: u8 = 101;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -110,14 +102,14 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
+            return ExitCode::from(if e.use_stderr() { USAGE } else { OK });
         }
     };
     ExitCode::from(match &cli.command {
         Some(Command::Check { path, format }) => run_check(path.as_deref(), *format),
         Some(Command::Schema) => {
             stdout(&format!("{}\n", crate::scaffold::manifest_schema()));
-            EXIT_OK
+            OK
         }
         Some(Command::New {
             name,
@@ -134,7 +126,7 @@ fn run_new(name: &str, path: Option<&Path>, kit_path: Option<&Path>) -> u8 {
         Ok(n) => n,
         Err(e) => {
             eprintln!("error: {e}");
-            return EXIT_REFUSED;
+            return REFUSED;
         }
     };
     let dir = path.map_or_else(|| PathBuf::from(name), Path::to_path_buf);
@@ -146,7 +138,7 @@ fn run_new(name: &str, path: Option<&Path>, kit_path: Option<&Path>) -> u8 {
                     "error: `--kit-path {}` is not a holon-kit checkout (no Cargo.toml there)",
                     p.display()
                 );
-                return EXIT_REFUSED;
+                return REFUSED;
             }
         },
         None => KitSource::Version(env!("CARGO_PKG_VERSION").to_string()),
@@ -157,11 +149,11 @@ fn run_new(name: &str, path: Option<&Path>, kit_path: Option<&Path>) -> u8 {
             eprintln!("next:");
             eprintln!("  cd {}", dir.display());
             eprintln!("  cargo holon-test");
-            EXIT_OK
+            OK
         }
         Err(e) => {
             eprintln!("error: {e}");
-            EXIT_REFUSED
+            REFUSED
         }
     }
 }
@@ -169,24 +161,24 @@ fn run_new(name: &str, path: Option<&Path>, kit_path: Option<&Path>) -> u8 {
 fn run_tests(cli: &Cli) -> u8 {
     if !(cli.startup_timeout > 0.0 && cli.startup_timeout.is_finite()) {
         eprintln!("error: `--startup-timeout` must be a positive number of seconds");
-        return EXIT_USAGE;
+        return USAGE;
     }
     let manifest = match find_manifest(cli.manifest.as_deref()) {
         Ok(p) => p,
         Err(message) => {
             eprintln!("error: {message}");
-            return EXIT_REFUSED;
+            return REFUSED;
         }
     };
     let report = crate::harness::checks(&manifest);
     if !report.accepted() || report.warnings() > 0 {
-        eprint!("{}", check::render_human(&report, use_color()));
+        eprint!("{}", check::render_human(&report, exit::color(None)));
         if github::enabled() {
             stdout(&github::render_check(&report));
         }
     }
     if !report.accepted() {
-        return EXIT_REFUSED;
+        return REFUSED;
     }
     match &cli.server_cmd {
         Some(command) => {
@@ -196,7 +188,7 @@ fn run_tests(cli: &Cli) -> u8 {
                 Ok(a) => a,
                 Err(e) => {
                     let _ = e.print();
-                    return EXIT_USAGE;
+                    return USAGE;
                 }
             };
             let replay = format!(
@@ -235,7 +227,7 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
             "error: no Cargo.toml beside `{}`\n  = hint: run inside an agent's package, or test any server with `--server-cmd \"CMD\"`",
             manifest.display()
         );
-        return EXIT_REFUSED;
+        return REFUSED;
     }
     // The test target runs in its package's folder: give it the path as the user meant it.
     let junit = cli.junit.as_ref().map(|p| match std::path::absolute(p) {
@@ -278,26 +270,25 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
             eprintln!(
                 "error: the agent's tests did not build (cargo holon-test runs `tests/holon.rs`, declared as `[[test]] name = \"holon\"` with `harness = false`)"
             );
-            return EXIT_REFUSED;
+            return REFUSED;
         }
         Err(e) => {
             eprintln!("error: cannot run cargo: {e}");
-            return EXIT_REFUSED;
+            return REFUSED;
         }
     }
     let mut test = std::process::Command::new(&cargo);
     base(&mut test);
     test.arg("--").args(&cli.libtest);
     match supervised_status(&mut test) {
-        Ok(s) => match s.code() {
-            Some(0) => EXIT_OK,
-            Some(101) => EXIT_TEST_FAILED,
-            Some(2) => EXIT_USAGE,
-            Some(_) | None => EXIT_REFUSED,
+        // The test target's own codes pass through; a crash or a signal is a refusal.
+        Ok(s) => match s.code().and_then(|c| u8::try_from(c).ok()) {
+            Some(code @ (OK | FAILED | USAGE)) => code,
+            Some(_) | None => REFUSED,
         },
         Err(e) => {
             eprintln!("error: cannot run cargo: {e}");
-            EXIT_REFUSED
+            REFUSED
         }
     }
 }
@@ -325,24 +316,20 @@ fn run_check(path: Option<&Path>, format: Format) -> u8 {
         }
         Err(message) => {
             eprintln!("error: {message}");
-            return EXIT_REFUSED;
+            return REFUSED;
         }
     };
     match format {
         Format::Json => stdout(&format!("{}\n", check::render_json(&report))),
         Format::Github => stdout(&github::render_check(&report)),
         Format::Human => {
-            eprint!("{}", check::render_human(&report, use_color()));
+            eprint!("{}", check::render_human(&report, exit::color(None)));
             if github::enabled() {
                 stdout(&github::render_check(&report));
             }
         }
     }
-    if report.accepted() {
-        EXIT_OK
-    } else {
-        EXIT_REFUSED
-    }
+    if report.accepted() { OK } else { REFUSED }
 }
 
 /// The manifest a path names: the file itself, `holon.yaml` in a folder, or (with no path)
@@ -386,11 +373,6 @@ fn relative_to(file: &Path, base: &Path) -> PathBuf {
     file.strip_prefix(base)
         .map(Path::to_path_buf)
         .unwrap_or_else(|_| file.to_path_buf())
-}
-
-fn use_color() -> bool {
-    use std::io::IsTerminal;
-    std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal()
 }
 
 /// Writes to standard output; a reader that went away (`| head`) is not an error of ours.

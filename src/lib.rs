@@ -47,17 +47,22 @@
 //! actual answers into the examples; `new` scaffolds an agent; `schema` prints the manifest's
 //! JSON Schema for editors. The README is the manual.
 //!
-//! Modules, in the order a manifest goes through them: [`manifest`](mod@manifest) (the file format and the
-//! checked [`Manifest`]), [`check`] (the publish checks, all problems in one run), [`gateway`]
-//! (payload bounds, schemas, statuses: the rules both passes apply), `runtime`, `harness`.
+//! The public API is those three parts and nothing else: the runtime's items at the crate's
+//! root, [`harness::Harness`], and [`check`]'s report for tools that run the publish checks
+//! themselves. Everything else is the crate's own. Inside, a manifest goes through `manifest`
+//! (the file format and the checked model), `check` (the publish checks, all problems in one
+//! run), `gateway` (payload bounds, schemas, statuses: the rules both passes apply), then
+//! `runtime` and `harness`; ARCHITECTURE.md walks through them.
 #![warn(missing_docs)]
 
 #[cfg(feature = "harness")]
 mod bless;
 pub mod check;
 #[cfg(feature = "harness")]
-pub(crate) mod explore;
-pub mod gateway;
+mod exit;
+#[cfg(feature = "harness")]
+mod explore;
+mod gateway;
 // The harness supervises server process groups, a Unix notion: see `harness::supervise`.
 #[cfg(all(feature = "harness", not(unix)))]
 compile_error!(
@@ -65,14 +70,22 @@ compile_error!(
 );
 #[cfg(all(feature = "harness", unix))]
 pub mod harness;
-pub mod manifest;
+mod manifest;
 #[cfg(feature = "runtime")]
-pub mod runtime;
+mod runtime;
 
-pub use manifest::Manifest;
 #[cfg(feature = "runtime")]
-pub use runtime::{Ctx, Failure, ServeError, agent, serve};
+pub use runtime::{
+    Agent, AgentFuture, Ctx, DownloadError, EmbeddedManifest, Failure, ServeError, agent, serve,
+};
+
+// The binary's entry point: `src/main.rs` is one call to `cli::main`.
+#[doc(hidden)]
 #[cfg(all(feature = "cli", unix))]
 pub mod cli;
 #[cfg(all(feature = "cli", unix))]
-pub mod scaffold;
+mod scaffold;
+
+#[doc(hidden)]
+#[cfg(all(feature = "harness", unix))]
+pub mod seam;

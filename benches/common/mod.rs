@@ -22,5 +22,6 @@ pub fn run_harness(
         exe.display()
     );
     let harness = holon_kit::harness::Harness::new(&manifest).server_command(server);
-    i32::from(configure(harness).run_code(&libtest_mimic::Arguments::from_args()))
+    let args = libtest_mimic::Arguments::from_args();
+    i32::from(holon_kit::seam::run_harness(configure(harness), &args))
 }

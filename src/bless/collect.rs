@@ -5,10 +5,10 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::gateway::{Gateway, Status};
-use crate::harness::{Got, failure_status};
+use crate::harness::Got;
 use crate::manifest::{Example, Manifest};
 
-use super::rewrite::Answer;
+use crate::manifest::Expect;
 
 /// Which pass saw an answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +31,7 @@ impl Pass {
 pub(crate) struct Seen {
     pub pass: Pass,
     pub example: String,
-    pub answer: Result<Answer, String>,
+    pub answer: Result<Expect, String>,
 }
 
 static ON: AtomicBool = AtomicBool::new(false);
@@ -70,41 +70,35 @@ pub(crate) fn observe(
     if !ON.load(Ordering::Relaxed) {
         return;
     }
-    let answer = match got {
-        Got::Output(value) => match gateway.judge_output(value).first() {
-            None => Ok(Answer::Output(value.clone())),
-            Some(v) => Err(format!(
-                "{}: `interface.output` refuses `{}`: {}",
-                Status::InvalidOutput,
-                if v.pointer.is_empty() {
-                    "/"
-                } else {
-                    &v.pointer
-                },
+    let status = got.status(manifest);
+    let answer = match (got, &status) {
+        (Got::Output(value), Status::Success) => Ok(Expect::Output(value.clone())),
+        (Got::Output(value), _) => {
+            let refused = gateway.judge_output(value);
+            let v = &refused[0];
+            Err(format!(
+                "{status}: `interface.output` refuses `{}`: {}",
+                v.at(),
                 v.message
-            )),
-        },
-        Got::Failed { code, message } => match failure_status(manifest, code.as_deref()) {
-            Status::Declared(code) => Ok(Answer::Error(code)),
-            status => Err(format!("{}: {}", status.code(), first_line(message))),
-        },
-        Got::TextOnly(_) => Err(format!(
-            "{}: text content only, no `structuredContent`",
-            Status::InvalidOutput
+            ))
+        }
+        (Got::Failed { .. }, Status::Declared(code)) => Ok(Expect::Error(code.clone())),
+        (Got::Failed { message, .. }, _) => {
+            Err(format!("{}: {}", status.code(), first_line(message)))
+        }
+        (Got::TextOnly(_), _) => Err(format!(
+            "{status}: text content only, no `structuredContent`"
         )),
-        Got::RpcError { code, message } => Err(format!(
-            "{}: a JSON-RPC error ({code}: {}) instead of a tool result",
-            Status::AgentError,
+        (Got::RpcError { code, message }, _) => Err(format!(
+            "{status}: a JSON-RPC error ({code}: {}) instead of a tool result",
             first_line(message)
         )),
-        Got::Hung(limit) | Got::HungAlone(limit) => Err(format!(
-            "{}: no answer within `runtime.limits.timeout_s` ({limit} s)",
-            Status::Timeout
+        (Got::Hung(limit) | Got::HungAlone(limit), _) => Err(format!(
+            "{status}: no answer within `runtime.limits.timeout_s` ({limit} s)"
         )),
-        Got::HttpStatus(status) => Err(format!(
-            "{}: HTTP {status} instead of an MCP answer",
-            Status::AgentError
-        )),
+        (Got::HttpStatus(http), _) => {
+            Err(format!("{status}: HTTP {http} instead of an MCP answer"))
+        }
     };
     push(Seen {
         pass,

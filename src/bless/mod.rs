@@ -14,16 +14,11 @@ use std::path::Path;
 
 pub(crate) use collect::{Pass, observe, start, unanswered};
 
+use crate::exit;
 use crate::harness::json_eq;
 use crate::manifest::{Expect, Manifest};
 use collect::Seen;
-use rewrite::Answer;
 use write::{Change, Fate};
-
-/// Exit code when every difference was blessed.
-const EXIT_BLESSED: u8 = 0;
-/// Exit code when a difference was left as it was (libtest's failure code).
-const EXIT_LEFT: u8 = 101;
 
 /// After the run: writes every blessable difference into the manifest at `path`, prints what
 /// was written and what was left, and returns the run's exit code: 0 when every failed trial
@@ -38,7 +33,7 @@ pub(crate) fn finish(path: &Path, manifest: &Manifest, failed: u64) -> u8 {
         let mine: Vec<&Seen> = seen.iter().filter(|s| s.example == example.name).collect();
         let failing = mine
             .iter()
-            .filter(|s| !matches!(&s.answer, Ok(a) if promises(&example.expect, a)))
+            .filter(|s| !matches!(&s.answer, Ok(a) if same(&example.expect, a)))
             .count();
         if failing == 0 {
             continue;
@@ -56,7 +51,7 @@ pub(crate) fn finish(path: &Path, manifest: &Manifest, failed: u64) -> u8 {
             left.push((example.name.clone(), refused.join("; ")));
             continue;
         }
-        let answers: Vec<(&Seen, &Answer)> = mine
+        let answers: Vec<(&Seen, &Expect)> = mine
             .iter()
             .filter_map(|s| s.answer.as_ref().ok().map(|a| (*s, a)))
             .collect();
@@ -99,7 +94,7 @@ pub(crate) fn finish(path: &Path, manifest: &Manifest, failed: u64) -> u8 {
                             lines.push(format!(
                                 "  `{}`: {}  =>  {}{note}",
                                 change.example,
-                                show_expect(&change.old),
+                                show(&change.old),
                                 show(&change.new)
                             ));
                         }
@@ -136,37 +131,23 @@ pub(crate) fn finish(path: &Path, manifest: &Manifest, failed: u64) -> u8 {
         }
     }
     if blessed_trials == failed {
-        EXIT_BLESSED
+        exit::OK
     } else {
-        EXIT_LEFT
+        exit::FAILED
     }
 }
 
-fn promises(expect: &Expect, answer: &Answer) -> bool {
-    match (expect, answer) {
-        (Expect::Output(e), Answer::Output(a)) => json_eq(e, a),
-        (Expect::Error(e), Answer::Error(a)) => e == a,
-        _ => false,
-    }
-}
-
-fn same(a: &Answer, b: &Answer) -> bool {
+/// Whether two answers say the same (numbers by value).
+fn same(a: &Expect, b: &Expect) -> bool {
     match (a, b) {
-        (Answer::Output(a), Answer::Output(b)) => json_eq(a, b),
-        (Answer::Error(a), Answer::Error(b)) => a == b,
+        (Expect::Output(a), Expect::Output(b)) => json_eq(a, b),
+        (Expect::Error(a), Expect::Error(b)) => a == b,
         _ => false,
     }
 }
 
-fn show(answer: &Answer) -> String {
+fn show(answer: &Expect) -> String {
     match answer {
-        Answer::Output(v) => format!("output: {v}"),
-        Answer::Error(c) => format!("error: {c}"),
-    }
-}
-
-fn show_expect(expect: &Expect) -> String {
-    match expect {
         Expect::Output(v) => format!("output: {v}"),
         Expect::Error(c) => format!("error: {c}"),
     }
@@ -191,17 +172,17 @@ mod tests {
         (dir, path, manifest)
     }
 
-    fn drifted(manifest: &Manifest, words: u64) -> (String, Answer) {
+    fn drifted(manifest: &Manifest, words: u64) -> (String, Expect) {
         let example = &manifest.examples[0];
         let Expect::Output(old) = &example.expect else {
             panic!("the first example of word-stats is a success")
         };
         let mut new: Value = old.clone();
         new["words"] = json!(words);
-        (example.name.clone(), Answer::Output(new))
+        (example.name.clone(), Expect::Output(new))
     }
 
-    fn seen(pass: Pass, example: &str, answer: Result<Answer, String>) {
+    fn seen(pass: Pass, example: &str, answer: Result<Expect, String>) {
         push(Seen {
             pass,
             example: example.to_string(),
@@ -245,13 +226,13 @@ mod tests {
     #[test]
     fn passes_that_agree_are_blessed_and_the_run_passes() {
         let (code, _, after) = scenario(&[(Pass::Function, Ok(12)), (Pass::Mcp, Ok(12))], 2);
-        assert_eq!((code, after), (EXIT_BLESSED, json!(12)));
+        assert_eq!((code, after), (exit::OK, json!(12)));
     }
 
     #[test]
     fn passes_that_disagree_are_never_blessed() {
         let (code, before, after) = scenario(&[(Pass::Function, Ok(12)), (Pass::Mcp, Ok(13))], 2);
-        assert_eq!((code, after), (EXIT_LEFT, before));
+        assert_eq!((code, after), (exit::FAILED, before));
     }
 
     #[test]
@@ -266,13 +247,13 @@ mod tests {
             ],
             2,
         );
-        assert_eq!((code, after), (EXIT_LEFT, before));
+        assert_eq!((code, after), (exit::FAILED, before));
     }
 
     #[test]
     fn a_failure_bless_does_not_explain_keeps_the_run_failed() {
         // A third trial (`mcp::tools/list`) failed too: the drift is written, the run fails.
         let (code, _, after) = scenario(&[(Pass::Function, Ok(12)), (Pass::Mcp, Ok(12))], 3);
-        assert_eq!((code, after), (EXIT_LEFT, json!(12)));
+        assert_eq!((code, after), (exit::FAILED, json!(12)));
     }
 }

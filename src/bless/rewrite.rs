@@ -9,32 +9,7 @@ use serde_json::{Map, Value};
 use super::emit::{self, Flow};
 use super::layout::{Laid, Shape, lay_out};
 use crate::harness::json_eq;
-use crate::manifest::yaml;
-
-/// What an example is to say from now on.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Answer {
-    /// `output: <value>`.
-    Output(Value),
-    /// `error: <code>`.
-    Error(String),
-}
-
-impl Answer {
-    fn key(&self) -> &'static str {
-        match self {
-            Answer::Output(_) => "output",
-            Answer::Error(_) => "error",
-        }
-    }
-
-    fn value(&self) -> Value {
-        match self {
-            Answer::Output(v) => v.clone(),
-            Answer::Error(c) => Value::String(c.clone()),
-        }
-    }
-}
+use crate::manifest::{Expect, yaml};
 
 /// One replaced range of the original text.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,7 +41,7 @@ const WIDTH: usize = 100;
 /// Rewrites `examples[index]` of `text` to say each answer. Refuses, with the reason, whatever
 /// it cannot rewrite exactly; never returns a text that reads back differently from the
 /// intended document.
-pub(crate) fn rewrite(text: &str, changes: &[(usize, Answer)]) -> Result<Rewritten, String> {
+pub(crate) fn rewrite(text: &str, changes: &[(usize, Expect)]) -> Result<Rewritten, String> {
     let doc = yaml::parse(text).map_err(|e| {
         format!(
             "the manifest does not read as YAML ({}:{}: {})",

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::rewrite::{Answer, rewrite};
+use super::rewrite::rewrite;
 use crate::harness::json_eq;
 use crate::manifest::Expect;
 
@@ -17,7 +17,7 @@ use crate::manifest::Expect;
 pub(crate) struct Change {
     pub example: String,
     pub old: Expect,
-    pub new: Answer,
+    pub new: Expect,
 }
 
 /// What became of one change.
@@ -98,10 +98,10 @@ pub(crate) fn bless_file(path: &Path, changes: &[Change]) -> Result<Vec<Fate>, S
     Ok(fates)
 }
 
-fn says(example: &Value, answer: &Answer) -> bool {
+fn says(example: &Value, answer: &Expect) -> bool {
     match answer {
-        Answer::Output(v) => example.get("output").is_some_and(|o| json_eq(o, v)),
-        Answer::Error(c) => example.get("error").and_then(Value::as_str) == Some(c),
+        Expect::Output(v) => example.get("output").is_some_and(|o| json_eq(o, v)),
+        Expect::Error(c) => example.get("error").and_then(Value::as_str) == Some(c),
     }
 }
 
@@ -168,7 +168,7 @@ mod tests {
         Change {
             example: name,
             old: Expect::Output(old),
-            new: Answer::Output(new),
+            new: Expect::Output(new),
         }
     }
 

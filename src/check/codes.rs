@@ -1,8 +1,9 @@
 //! Declared error codes: format, unique, described, not reserved.
 
 use super::diagnostic::Diagnostic;
+use crate::gateway::Status;
+use crate::manifest::ErrorDecl;
 use crate::manifest::yaml::Node;
-use crate::manifest::{ErrorDecl, RESERVED_CODES};
 
 /// `^[a-z][a-z0-9_]*$`
 pub fn valid_code(code: &str) -> bool {
@@ -33,7 +34,7 @@ pub fn check(errors: &[(usize, ErrorDecl)], root: &Node, out: &mut Vec<Diagnosti
                 )),
             );
         }
-        if RESERVED_CODES.contains(&code.as_str()) {
+        if Status::is_reserved(code) {
             out.push(
                 Diagnostic::error("error-code-reserved", &code_ptr, root.locate(&code_ptr), format!("error code `{code}` is reserved by the gateway"))
                     .with_hint("the gateway reports it itself; name your own failure, e.g. `upstream_unavailable` or `document_too_slow`"),

@@ -36,7 +36,7 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     /// An error at `pointer`, located at `loc`.
-    pub fn error(
+    pub(crate) fn error(
         check: &'static str,
         pointer: impl Into<String>,
         loc: Loc,
@@ -54,7 +54,7 @@ impl Diagnostic {
     }
 
     /// A warning at `pointer`, located at `loc`.
-    pub fn warning(
+    pub(crate) fn warning(
         check: &'static str,
         pointer: impl Into<String>,
         loc: Loc,
@@ -67,7 +67,7 @@ impl Diagnostic {
     }
 
     /// The same diagnostic with a hint.
-    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+    pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
     }

@@ -5,24 +5,27 @@ mod diagnostic;
 mod examples;
 mod file;
 mod lints;
-pub mod re2;
+pub(crate) mod re2;
 mod render;
-pub mod schema;
+pub(crate) mod schema;
 mod shape;
 mod structure;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-pub use diagnostic::{Diagnostic, Severity, dotted};
-pub use render::{annotation, render_github, render_human, render_json};
-pub use shape::json_schema;
-pub use structure::valid_name;
+pub use diagnostic::{Diagnostic, Severity};
+pub(crate) use render::{annotation, render_github};
+pub use render::{render_human, render_json};
+pub(crate) use shape::json_schema;
+pub(crate) use structure::valid_name;
 
+use crate::gateway::Gateway;
 use crate::manifest::yaml::{self, Kind, Loc, Node};
 use crate::manifest::{Interface, Manifest};
 
 /// Largest manifest file read at all.
-pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
+pub(crate) const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
 
 /// The outcome of checking one manifest.
 #[derive(Debug)]
@@ -43,7 +46,7 @@ impl Report {
     }
 
     /// The checked manifest, or the report that refused it.
-    pub fn into_manifest(self) -> Result<Manifest, Report> {
+    pub(crate) fn into_manifest(self) -> Result<Manifest, Report> {
         match self.manifest {
             Some(m) => Ok(*m),
             None => Err(self),
@@ -70,7 +73,7 @@ impl Report {
 impl Report {
     /// A refusal of a file that could not be read at all (`file-unreadable`), e.g. a path that
     /// names no manifest.
-    pub fn unreadable(path: &Path, message: impl Into<String>) -> Report {
+    pub(crate) fn unreadable(path: &Path, message: impl Into<String>) -> Report {
         Report {
             path: path.to_path_buf(),
             source: String::new(),
@@ -87,7 +90,7 @@ impl Report {
 
 /// The bytes of a manifest file, read as `check` reads it (a regular file only, bounded, never
 /// blocking), or why not.
-pub fn read_manifest(path: &Path) -> Result<Vec<u8>, String> {
+pub(crate) fn read_manifest(path: &Path) -> Result<Vec<u8>, String> {
     file::read(path, MAX_FILE_BYTES).map_err(|e| match e {
         file::ReadError::NotRegular(m) | file::ReadError::Unreadable(m) => m,
     })
@@ -135,7 +138,7 @@ pub fn check_file(path: &Path) -> Report {
 
 /// Checks manifest text; `path` names it in messages. File handles in examples are not
 /// looked up (the runtime checks its embedded manifest this way, far from any `files/`).
-pub fn check_str(text: &str, path: &Path) -> Report {
+pub(crate) fn check_str(text: &str, path: &Path) -> Report {
     check_source(text, path, None)
 }
 
@@ -263,6 +266,7 @@ fn run(
         out,
     );
     error_examples_lint(&parts, &examples, &root, out);
+    let limits = parts.limits?;
     Some(Manifest {
         path: path.to_path_buf(),
         name: parts.name?,
@@ -276,11 +280,16 @@ fn run(
         },
         runtime: crate::manifest::Runtime {
             tool: parts.tool?,
-            limits: parts.limits?,
+            limits,
         },
         pricing: parts.pricing?,
         source: parts.source,
         examples,
+        gateway: Arc::new(Gateway::new(
+            input_validator?,
+            output_validator?,
+            limits.max_input_bytes,
+        )),
     })
 }
 

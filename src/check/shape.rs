@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::manifest::RESERVED_CODES;
+use crate::gateway::Status;
 
 /// One field of a section.
 pub(crate) struct Field {
@@ -374,7 +374,7 @@ fn shape(value: &Shape) -> Value {
         Shape::Code => json!({
             "type": "string",
             "pattern": CODE_PATTERN,
-            "not": { "enum": RESERVED_CODES },
+            "not": { "enum": Status::RESERVED.iter().map(Status::code).collect::<Vec<_>>() },
         }),
         Shape::Schema => json!({ "type": ["object", "boolean"] }),
         Shape::Any => json!({}),

@@ -3,7 +3,7 @@
 
 use crate::gateway::schema::short;
 use crate::gateway::{Gateway, Status};
-use crate::harness::{Got, failure_status, json_eq};
+use crate::harness::{Got, json_eq};
 use crate::manifest::Manifest;
 
 /// How one case ended.
@@ -30,67 +30,41 @@ impl Outcome {
 
 /// Settles one answer as the gateway would, for an input its gate admitted.
 pub fn settle(manifest: &Manifest, gateway: &Gateway, got: &Got) -> Outcome {
-    let (status, defect) = match got {
-        Got::Output(output) => {
-            let violations = gateway.judge_output(output);
-            match violations.first() {
-                None => (Status::Success, None),
-                Some(_) => {
-                    let list: Vec<String> = violations
-                        .iter()
-                        .map(|v| {
-                            let at = if v.pointer.is_empty() {
-                                "/"
-                            } else {
-                                &v.pointer
-                            };
-                            format!("`interface.output` refuses `{at}`: {}", v.message)
-                        })
-                        .collect();
-                    (Status::InvalidOutput, Some(list.join("\n")))
-                }
-            }
-        }
-        Got::Failed { code, message } => {
-            let status = failure_status(manifest, code.as_deref());
-            let defect = match (&status, code) {
-                (Status::Declared(_), _) => None,
-                (_, None) => Some(format!(
-                    "a failure with no `structuredContent.error.code`: {message}"
-                )),
-                (Status::AgentError, Some(c)) => Some(format!(
-                    "the undeclared code `{c}` (not in `interface.errors`): {message}"
-                )),
-                (Status::InvalidInput, _) => Some(format!(
-                    "the agent refused an input the gateway admits: {message}"
-                )),
-                (_, Some(c)) => Some(format!("`{c}`: {message}")),
-            };
-            (status, defect)
-        }
-        Got::TextOnly(text) => (
-            Status::InvalidOutput,
-            Some(format!(
-                "a result with only text content and no `structuredContent`: {}",
-                text.chars().take(200).collect::<String>()
+    let status = got.status(manifest);
+    let defect = match got {
+        Got::Output(_) if status == Status::Success => None,
+        Got::Output(output) => Some(
+            gateway
+                .judge_output(output)
+                .iter()
+                .map(|v| format!("`interface.output` refuses `{}`: {}", v.at(), v.message))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        Got::Failed { code, message } => match (&status, code) {
+            (Status::Declared(_), _) => None,
+            (_, None) => Some(format!(
+                "a failure with no `structuredContent.error.code`: {message}"
             )),
-        ),
-        Got::RpcError { code, message } => (
-            Status::AgentError,
-            Some(format!(
-                "a JSON-RPC error ({code}: {message}) instead of a tool result"
+            (Status::AgentError, Some(c)) => Some(format!(
+                "the undeclared code `{c}` (not in `interface.errors`): {message}"
             )),
-        ),
-        Got::Hung(limit) | Got::HungAlone(limit) => (
-            Status::Timeout,
-            Some(format!(
-                "no answer within `runtime.limits.timeout_s` ({limit} s)"
+            (Status::InvalidInput, _) => Some(format!(
+                "the agent refused an input the gateway admits: {message}"
             )),
-        ),
-        Got::HttpStatus(status) => (
-            Status::AgentError,
-            Some(format!("HTTP {status} instead of an MCP answer")),
-        ),
+            (_, Some(c)) => Some(format!("`{c}`: {message}")),
+        },
+        Got::TextOnly(text) => Some(format!(
+            "a result with only text content and no `structuredContent`: {}",
+            text.chars().take(200).collect::<String>()
+        )),
+        Got::RpcError { code, message } => Some(format!(
+            "a JSON-RPC error ({code}: {message}) instead of a tool result"
+        )),
+        Got::Hung(limit) | Got::HungAlone(limit) => Some(format!(
+            "no answer within `runtime.limits.timeout_s` ({limit} s)"
+        )),
+        Got::HttpStatus(http) => Some(format!("HTTP {http} instead of an MCP answer")),
     };
     Outcome {
         status,

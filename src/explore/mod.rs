@@ -431,7 +431,7 @@ mod tests {
 
     /// A checked manifest with this input schema and example input, in a folder with
     /// `files/a.csv` and `files/b.csv`.
-    fn manifest(input: &Value, example: &Value) -> (tempfile::TempDir, Manifest, Gateway) {
+    fn manifest(input: &Value, example: &Value) -> (tempfile::TempDir, Manifest, Arc<Gateway>) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("files")).unwrap();
         for name in ["a.csv", "b.csv"] {
@@ -445,7 +445,7 @@ mod tests {
         let manifest = crate::check::check_file(&path)
             .into_manifest()
             .unwrap_or_else(|r| panic!("{}", crate::check::render_human(&r, false)));
-        let gateway = Gateway::new(&manifest).unwrap();
+        let gateway = manifest.gateway.clone();
         (dir, manifest, gateway)
     }
 

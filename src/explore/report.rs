@@ -225,6 +225,7 @@ impl Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gateway::Status;
     use serde_json::json;
 
     #[test]
@@ -253,6 +254,6 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(read[0]["input"], input, "{text}");
         assert_eq!(read[0]["name"], json!("explore: /text a NUL character"));
-        assert_eq!(read[0]["error"], json!("agent_crashed"));
+        assert_eq!(read[0]["error"], json!(Status::AgentCrashed.code()));
     }
 }

@@ -1,21 +1,19 @@
 //! The gateway's rules: payload bounds, the two schemas, and the status a call ends in.
 
-pub mod bounds;
-pub mod handles;
-pub mod integers;
-pub mod schema;
+pub(crate) mod bounds;
+pub(crate) mod handles;
+pub(crate) mod integers;
+pub(crate) mod schema;
 mod status;
 
-pub use status::Status;
+pub(crate) use status::{Ended, Status};
 
 use jsonschema::Validator;
 use serde_json::Value;
 
-use crate::manifest::Manifest;
-
 /// Why the gateway refuses a call before anything runs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum Rejection {
+pub(crate) enum Rejection {
     /// A payload bound was broken.
     #[error("the input {0} (at `{ptr}`)", ptr = .0.pointer())]
     Bound(bounds::BoundError),
@@ -34,40 +32,39 @@ pub enum Rejection {
 
 fn list(v: &[schema::Violation]) -> String {
     v.iter()
-        .map(|v| {
-            format!(
-                "`{}`: {}",
-                if v.pointer.is_empty() {
-                    "/"
-                } else {
-                    &v.pointer
-                },
-                v.message
-            )
-        })
+        .map(|v| format!("`{}`: {}", v.at(), v.message))
         .collect::<Vec<_>>()
         .join("; ")
 }
 
-/// The gateway for one manifest: its schemas compiled once.
-pub struct Gateway {
+/// The gateway for one manifest: its schemas as `check` compiled them, once per run. A
+/// checked [`Manifest`](crate::manifest::Manifest) carries it.
+pub(crate) struct Gateway {
     input: Validator,
     output: Validator,
     max_input_bytes: u64,
 }
 
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("max_input_bytes", &self.max_input_bytes)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Gateway {
-    /// Compiles the manifest's schemas. A checked manifest's schemas always compile.
-    pub fn new(manifest: &Manifest) -> Result<Gateway, String> {
-        Ok(Gateway {
-            input: schema::compile(&manifest.interface.input)?,
-            output: schema::compile(&manifest.interface.output)?,
-            max_input_bytes: manifest.runtime.limits.max_input_bytes,
-        })
+    /// The gateway of schemas `check` compiled and the manifest's input limit.
+    pub(crate) fn new(input: Validator, output: Validator, max_input_bytes: u64) -> Gateway {
+        Gateway {
+            input,
+            output,
+            max_input_bytes,
+        }
     }
 
     /// Admits a call or says why not: bounds first, then the size, then `interface.input`.
-    pub fn admit(&self, input: &Value) -> Result<(), Rejection> {
+    pub(crate) fn admit(&self, input: &Value) -> Result<(), Rejection> {
         bounds::check(input).map_err(Rejection::Bound)?;
         let size = json_size(input);
         if size > self.max_input_bytes {
@@ -85,7 +82,7 @@ impl Gateway {
     }
 
     /// The violations of `interface.output` by an output, bounds first; empty means billed.
-    pub fn judge_output(&self, output: &Value) -> Vec<schema::Violation> {
+    pub(crate) fn judge_output(&self, output: &Value) -> Vec<schema::Violation> {
         if let Err(e) = bounds::check(output) {
             return vec![schema::Violation {
                 pointer: e.pointer().to_string(),
@@ -97,7 +94,7 @@ impl Gateway {
 }
 
 /// Size of a value as compact JSON, without building the text.
-pub fn json_size(value: &Value) -> u64 {
+pub(crate) fn json_size(value: &Value) -> u64 {
     struct Counter(u64);
     impl std::io::Write for Counter {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

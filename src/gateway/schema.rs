@@ -15,6 +15,17 @@ pub struct Violation {
     pub message: String,
 }
 
+impl Violation {
+    /// Where it is, for messages: the pointer, or `/` for the whole instance.
+    pub(crate) fn at(&self) -> &str {
+        if self.pointer.is_empty() {
+            "/"
+        } else {
+            &self.pointer
+        }
+    }
+}
+
 /// Compiles a JSON Schema 2020-12 document with the `regex` pattern engine. Remote `$ref`s are
 /// never fetched (the crate is built without resolvers), so a schema that needs one fails here.
 pub fn compile(schema: &Value) -> Result<Validator, String> {

@@ -1,10 +1,12 @@
-//! The one status every call ends in, as the gateway's receipt says it.
+//! How a call ends, as the gateway's receipt says it: the one place a reserved code is spelled.
 
 use std::fmt;
 
+use crate::manifest::Manifest;
+
 /// How the gateway would settle a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Status {
+pub(crate) enum Status {
     /// The output validated against `interface.output`: billed.
     Success,
     /// The agent failed with this code, declared in `interface.errors`.
@@ -21,11 +23,30 @@ pub enum Status {
     Timeout,
     /// The server could not be reached.
     RuntimeUnavailable,
+    /// The gateway itself failed.
+    GatewayError,
 }
 
 impl Status {
+    /// The seven statuses whose codes the gateway keeps for itself: no manifest may declare
+    /// them. In the order the registry lists them.
+    pub(crate) const RESERVED: [Status; 7] = [
+        Status::Timeout,
+        Status::InvalidOutput,
+        Status::AgentCrashed,
+        Status::AgentError,
+        Status::RuntimeUnavailable,
+        Status::GatewayError,
+        Status::InvalidInput,
+    ];
+
+    /// The reserved statuses an agent's own server answers with (the runtime sends them; the
+    /// gateway sets the others).
+    pub(crate) const FROM_AGENT: [Status; 3] =
+        [Status::AgentCrashed, Status::InvalidInput, Status::Timeout];
+
     /// The code as the gateway writes it (`success` for a success).
-    pub fn code(&self) -> &str {
+    pub(crate) fn code(&self) -> &str {
         match self {
             Status::Success => "success",
             Status::Declared(code) => code,
@@ -35,6 +56,26 @@ impl Status {
             Status::AgentError => "agent_error",
             Status::Timeout => "timeout",
             Status::RuntimeUnavailable => "runtime_unavailable",
+            Status::GatewayError => "gateway_error",
+        }
+    }
+
+    /// True for a code the gateway keeps for itself.
+    pub(crate) fn is_reserved(code: &str) -> bool {
+        Status::RESERVED.iter().any(|s| s.code() == code)
+    }
+
+    /// The status of a failure result that carried this code (`structuredContent.error.code`):
+    /// a code the manifest declares; one of the reserved codes an agent's server sends; or,
+    /// for no code, an undeclared one or a reserved code an agent may not send, `agent_error`.
+    pub(crate) fn of_failure(manifest: &Manifest, code: Option<&str>) -> Status {
+        match code {
+            None => Status::AgentError,
+            Some(c) if manifest.error(c).is_some() => Status::Declared(c.to_string()),
+            Some(c) => Status::FROM_AGENT
+                .into_iter()
+                .find(|s| s.code() == c)
+                .unwrap_or(Status::AgentError),
         }
     }
 }
@@ -45,6 +86,26 @@ impl fmt::Display for Status {
             Status::Declared(code) => write!(f, "{code} (declared failure)"),
             Status::InvalidInput => f.write_str("invalid_input (receipt `rejected_input`)"),
             other => f.write_str(other.code()),
+        }
+    }
+}
+
+/// A call that ended without an output: the status and what happened, as a failure result's
+/// `structuredContent.error` carries them (`code` is the status's code).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Ended {
+    /// How it ended.
+    pub status: Status,
+    /// What happened, without internals such as a backtrace.
+    pub message: String,
+}
+
+impl Ended {
+    /// A call that ended in `status` because of `message`.
+    pub(crate) fn new(status: Status, message: impl Into<String>) -> Ended {
+        Ended {
+            status,
+            message: message.into(),
         }
     }
 }

@@ -18,8 +18,9 @@ use libtest_mimic::{Failed, Trial};
 
 use super::flight::{Crowded, Retries, Slots};
 use super::verdict::{Got, judge};
+use crate::gateway::{Ended, Status};
 use crate::manifest::Manifest;
-use crate::runtime::{Agent, Answer, Ctx, Runner};
+use crate::runtime::{Agent, Ctx, Runner};
 
 /// How long past `timeout_s` a function that blocks its thread may hold its worker before the
 /// call is reported as a `timeout` and the worker abandoned.
@@ -32,13 +33,7 @@ pub fn trials(
     concurrency: usize,
     threads: usize,
 ) -> (Vec<Trial>, Option<Arc<Flight>>) {
-    let runner = match Runner::new(manifest.clone(), agent) {
-        Ok(r) => Arc::new(r),
-        Err(e) => {
-            let trial = super::record::trial("function::setup", move || Err(Failed::from(e)));
-            return (vec![trial], None);
-        }
-    };
+    let runner = Arc::new(Runner::new(manifest.clone(), agent));
     let flight = Arc::new(Flight::new(runner, concurrency, threads));
     let trials = (manifest.examples.iter().enumerate())
         .map(|(index, example)| {
@@ -61,7 +56,7 @@ pub struct Flight {
     state: Mutex<State>,
     /// Wakes idle workers when a call ends or a new one is queued.
     changed: tokio::sync::Notify,
-    answers: Slots<Answer>,
+    answers: Slots<Result<Value, Ended>>,
     retries: Retries,
 }
 
@@ -156,12 +151,12 @@ impl Flight {
             .answers
             .take(index)
             .ok_or_else(|| "this example's call gave no answer".to_string())?;
-        let got = got(answer);
+        let got = Got::from(answer);
         let manifest = self.runner.manifest();
         let example = &manifest.examples[index];
         let pass = crate::bless::Pass::Function;
-        crate::bless::observe(pass, manifest, self.runner.gateway(), example, &got);
-        judge(manifest, self.runner.gateway(), example, got)
+        crate::bless::observe(pass, manifest, manifest.gateway(), example, &got);
+        judge(manifest, manifest.gateway(), example, got)
     }
 
     fn start(self: &Arc<Self>) {
@@ -210,9 +205,11 @@ impl Flight {
     }
 
     fn fail_all(&self, message: &str) {
-        self.answers.close(|_| Answer::Error {
-            code: "agent_crashed".into(),
-            message: format!("the harness could not run the call: {message}"),
+        self.answers.close(|_| {
+            Err(Ended::new(
+                Status::AgentCrashed,
+                format!("the harness could not run the call: {message}"),
+            ))
         });
     }
 
@@ -271,7 +268,7 @@ impl Flight {
         self.finish(index, worker, crowded, answer);
     }
 
-    fn finish(&self, index: usize, worker: u64, crowded: bool, answer: Answer) {
+    fn finish(&self, index: usize, worker: u64, crowded: bool, answer: Result<Value, Ended>) {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
@@ -319,14 +316,13 @@ impl Flight {
                 state.running.remove(&index);
                 self.answers.put(
                     index,
-                    Answer::Error {
-                        code: "timeout".into(),
-                        message: format!(
-                            "the agent function has not returned {} s after it started, past `runtime.limits.timeout_s` ({} s): it blocks its thread (a loop, a lock or `std::thread::sleep` in an async function), so it cannot be cancelled; its thread is abandoned and the other trials go on",
-                            (limit + BLOCKED_GRACE).as_secs_f64(),
-                            limit.as_secs_f64()
+                    Err(Ended::new(
+                        Status::Timeout,
+                        format!(
+                            "{}; its thread is abandoned and the other trials go on",
+                            blocked(limit)
                         ),
-                    },
+                    )),
                 );
                 if !state.abandoned.contains(&worker) {
                     state.abandoned.push(worker);
@@ -356,7 +352,7 @@ impl Flight {
 }
 
 /// One call as the gateway would run it: the gate, the function under `timeout_s`.
-async fn run_one(runner: &Runner, input: Value) -> Answer {
+async fn run_one(runner: &Runner, input: Value) -> Result<Value, Ended> {
     let manifest = runner.manifest();
     let limit = manifest.runtime.limits.timeout();
     let started = Instant::now();
@@ -367,31 +363,21 @@ async fn run_one(runner: &Runner, input: Value) -> Answer {
     // An awaiting function is cancelled at `timeout_s`; one that blocks its thread cannot be,
     // and its answer, however late, must still count as the gateway would count it.
     if took > limit && !is_timeout(&answer) {
-        return Answer::Error {
-            code: "timeout".into(),
-            message: format!(
+        return Err(Ended::new(
+            Status::Timeout,
+            format!(
                 "the run took {:.1} s, past `runtime.limits.timeout_s` ({} s); it blocked its thread, so it could not be cancelled",
                 took.as_secs_f64(),
                 manifest.runtime.limits.timeout_s
             ),
-        };
+        ));
     }
     answer
 }
 
-fn got(answer: Answer) -> Got {
-    match answer {
-        Answer::Output(v) => Got::Output(v),
-        Answer::Error { code, message } => Got::Failed {
-            code: Some(code),
-            message,
-        },
-    }
-}
-
 /// A call for the worker that serves calls outside the example trials, and where its answer
 /// goes.
-type Job = (Arc<Runner>, Value, mpsc::Sender<Answer>);
+type Job = (Arc<Runner>, Value, mpsc::Sender<Result<Value, Ended>>);
 
 /// The worker for calls outside the example trials (explore's), one at a time; `None` until
 /// the first call, and again after a function blocked it.
@@ -434,7 +420,7 @@ pub fn answer(runner: &Arc<Runner>, input: Value) -> Result<Got, String> {
     }
     let limit = runner.manifest().runtime.limits.timeout();
     match answered.recv_timeout(limit + BLOCKED_GRACE) {
-        Ok(answer) => Ok(got(answer)),
+        Ok(answer) => Ok(Got::from(answer)),
         Err(mpsc::RecvTimeoutError::Disconnected) => {
             Err("the function's worker could not run the call".to_string())
         }
@@ -442,18 +428,23 @@ pub fn answer(runner: &Arc<Runner>, input: Value) -> Result<Got, String> {
             if let Ok(mut solo) = SOLO.lock() {
                 *solo = None;
             }
-            Ok(Got::Failed {
-                code: Some("timeout".into()),
-                message: format!(
-                    "the agent function has not returned {} s after it started, past `runtime.limits.timeout_s` ({} s): it blocks its thread (a loop, a lock or `std::thread::sleep` in an async function), so it cannot be cancelled; its thread is abandoned",
-                    (limit + BLOCKED_GRACE).as_secs_f64(),
-                    limit.as_secs_f64()
-                ),
-            })
+            Ok(Got::from(Err(Ended::new(
+                Status::Timeout,
+                format!("{}; its thread is abandoned", blocked(limit)),
+            ))))
         }
     }
 }
 
-fn is_timeout(answer: &Answer) -> bool {
-    matches!(answer, Answer::Error { code, .. } if code == "timeout")
+fn is_timeout(answer: &Result<Value, Ended>) -> bool {
+    matches!(answer, Err(e) if e.status == Status::Timeout)
+}
+
+/// What a function that blocks its thread past `timeout_s` and the grace did.
+fn blocked(limit: Duration) -> String {
+    format!(
+        "the agent function has not returned {} s after it started, past `runtime.limits.timeout_s` ({} s): it blocks its thread (a loop, a lock or `std::thread::sleep` in an async function), so it cannot be cancelled",
+        (limit + BLOCKED_GRACE).as_secs_f64(),
+        limit.as_secs_f64()
+    )
 }

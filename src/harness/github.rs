@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use super::record::Record;
-use crate::Manifest;
 use crate::check::{self, Report};
+use crate::manifest::Manifest;
 
 /// True inside a GitHub Actions job.
 pub fn enabled() -> bool {

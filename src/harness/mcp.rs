@@ -573,11 +573,7 @@ pub fn check_tools(manifest: &Manifest, tools: &[Tool]) -> Result<(), String> {
                 problems.push(format!(
                     "  example `{}`: `{}`: {}",
                     example.name,
-                    if v.pointer.is_empty() {
-                        "/"
-                    } else {
-                        &v.pointer
-                    },
+                    v.at(),
                     v.message
                 ));
             }

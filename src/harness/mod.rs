@@ -24,20 +24,14 @@ use std::time::Duration;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
-pub use compare::{diff, json_eq};
-pub use flight::{CONCURRENCY_VAR, DEFAULT_CONCURRENCY, parse_concurrency};
-pub use mcp::check_tools;
-pub use process::ServerSpec;
-pub use verdict::{Got, failure_status, judge};
+pub(crate) use compare::json_eq;
+pub(crate) use flight::{CONCURRENCY_VAR, DEFAULT_CONCURRENCY, parse_concurrency};
+pub(crate) use process::ServerSpec;
+pub(crate) use verdict::Got;
 
 use crate::check;
-use crate::gateway::Gateway;
+use crate::exit;
 use crate::runtime::Agent;
-
-/// Exit code when the manifest is refused or the harness cannot run.
-pub const EXIT_REFUSED: u8 = 1;
-/// Exit code when a trial failed (libtest's own).
-pub const EXIT_FAILED: u8 = 101;
 
 /// A `harness = false` test target in five lines:
 ///
@@ -178,17 +172,12 @@ impl Harness {
 
     /// Runs with the process's own arguments (libtest's: filters, `--exact`, `--list`, ...).
     pub fn run(self) -> ExitCode {
-        self.run_with(&Arguments::from_args())
+        ExitCode::from(self.run_code(&Arguments::from_args()))
     }
 
     /// Runs with explicit libtest arguments and returns the exit code: 0 all passed, 101 a
     /// trial failed, 1 the manifest was refused.
-    pub fn run_with(self, args: &Arguments) -> ExitCode {
-        ExitCode::from(self.run_code(args))
-    }
-
-    /// [`Harness::run_with`] as a number, for callers that map it further.
-    pub fn run_code(self, args: &Arguments) -> u8 {
+    pub(crate) fn run_code(self, args: &Arguments) -> u8 {
         let started = std::time::Instant::now();
         let report = if self.checks_shown {
             check::check_file(&self.manifest)
@@ -205,15 +194,9 @@ impl Harness {
         let lines = github::enabled().then(|| github::example_lines(&report));
         let manifest = match report.into_manifest() {
             Ok(m) => Arc::new(m),
-            Err(_) => return EXIT_REFUSED,
+            Err(_) => return exit::REFUSED,
         };
-        let gateway = match Gateway::new(&manifest) {
-            Ok(g) => Arc::new(g),
-            Err(e) => {
-                eprintln!("error: the manifest's schemas do not compile: {e}");
-                return EXIT_REFUSED;
-            }
-        };
+        let gateway = manifest.gateway.clone();
         if self.bless {
             crate::bless::start();
         }
@@ -221,7 +204,7 @@ impl Harness {
             Ok(settings) => Arc::new(settings),
             Err(e) => {
                 eprintln!("error: {e}");
-                return EXIT_REFUSED;
+                return exit::REFUSED;
             }
         };
         let concurrency = match self
@@ -232,7 +215,7 @@ impl Harness {
             Some(Ok(n)) => n,
             Some(Err(e)) => {
                 eprintln!("error: {e}");
-                return EXIT_REFUSED;
+                return exit::REFUSED;
             }
             None => DEFAULT_CONCURRENCY,
         };
@@ -265,15 +248,10 @@ impl Harness {
         // The function the explore trials call: the same gate and limits as the function
         // pass; a function that blocks its thread is answered `timeout`, its thread abandoned.
         let reference = match &self.agent {
-            Some(agent) if explore.cases > 0 => {
-                match crate::runtime::Runner::new(manifest.clone(), agent.clone()) {
-                    Ok(runner) => Some(Arc::new(runner)),
-                    Err(e) => {
-                        eprintln!("error: {e}");
-                        return EXIT_REFUSED;
-                    }
-                }
-            }
+            Some(agent) if explore.cases > 0 => Some(Arc::new(crate::runtime::Runner::new(
+                manifest.clone(),
+                agent.clone(),
+            ))),
             _ => None,
         };
         let explore_function = || -> Option<crate::explore::Call> {
@@ -357,7 +335,7 @@ impl Harness {
         let code = if self.bless {
             crate::bless::finish(&self.manifest, &manifest, conclusion.num_failed)
         } else if conclusion.has_failed() {
-            EXIT_FAILED
+            exit::FAILED
         } else {
             0
         };
@@ -367,7 +345,7 @@ impl Harness {
                     Ok(()) => code,
                     Err(message) => {
                         eprintln!("error: {message}");
-                        code.max(EXIT_REFUSED)
+                        code.max(exit::REFUSED)
                     }
                 }
             }
@@ -399,10 +377,9 @@ pub(crate) fn checks(path: &Path) -> check::Report {
 }
 
 fn use_color(args: &Arguments) -> bool {
-    use std::io::IsTerminal;
-    match args.color {
-        Some(libtest_mimic::ColorSetting::Always) => true,
-        Some(libtest_mimic::ColorSetting::Never) => false,
-        _ => std::env::var_os("NO_COLOR").is_none() && std::io::stderr().is_terminal(),
-    }
+    crate::exit::color(match args.color {
+        Some(libtest_mimic::ColorSetting::Always) => Some(true),
+        Some(libtest_mimic::ColorSetting::Never) => Some(false),
+        _ => None,
+    })
 }

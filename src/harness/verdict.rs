@@ -4,12 +4,12 @@
 use serde_json::Value;
 
 use super::compare::{diff, json_eq};
-use crate::gateway::{Gateway, Status};
+use crate::gateway::{Ended, Gateway, Status};
 use crate::manifest::{Example, Expect, Manifest};
 
 /// What a call came back with, from either pass.
 #[derive(Debug, Clone)]
-pub enum Got {
+pub(crate) enum Got {
     /// An output (`structuredContent`, or the function's return value).
     Output(Value),
     /// A failure result; `code` is `structuredContent.error.code` when there is one.
@@ -36,33 +36,46 @@ pub enum Got {
     HttpStatus(u16),
 }
 
-/// The status of a failure result with this code.
-pub fn failure_status(manifest: &Manifest, code: Option<&str>) -> Status {
-    match code {
-        None => Status::AgentError,
-        Some(c) if manifest.error(c).is_some() => Status::Declared(c.to_string()),
-        Some("agent_crashed") => Status::AgentCrashed,
-        Some("timeout") => Status::Timeout,
-        Some("invalid_input") => Status::InvalidInput,
-        Some(_) => Status::AgentError,
+impl Got {
+    /// The status the gateway would settle this answer with.
+    pub(crate) fn status(&self, manifest: &Manifest) -> Status {
+        match self {
+            Got::Output(output) if manifest.gateway().judge_output(output).is_empty() => {
+                Status::Success
+            }
+            Got::Output(_) | Got::TextOnly(_) => Status::InvalidOutput,
+            Got::Failed { code, .. } => Status::of_failure(manifest, code.as_deref()),
+            Got::RpcError { .. } | Got::HttpStatus(_) => Status::AgentError,
+            Got::Hung(_) | Got::HungAlone(_) => Status::Timeout,
+        }
+    }
+}
+
+/// The function pass's answer, as a server would have sent it: a failure carries its status's
+/// code.
+impl From<Result<Value, Ended>> for Got {
+    fn from(outcome: Result<Value, Ended>) -> Got {
+        match outcome {
+            Ok(output) => Got::Output(output),
+            Err(ended) => Got::Failed {
+                code: Some(ended.status.code().to_string()),
+                message: ended.message,
+            },
+        }
     }
 }
 
 /// Passes when the answer is exactly what the example promises.
-pub fn judge(
+pub(crate) fn judge(
     manifest: &Manifest,
     gateway: &Gateway,
     example: &Example,
     got: Got,
 ) -> Result<(), String> {
+    let status = got.status(manifest);
     match (got, &example.expect) {
         (Got::Output(actual), Expect::Output(expected)) => {
             let violations = gateway.judge_output(&actual);
-            let status = if violations.is_empty() {
-                Status::Success
-            } else {
-                Status::InvalidOutput
-            };
             if json_eq(&actual, expected) && violations.is_empty() {
                 return Ok(());
             }
@@ -71,30 +84,18 @@ pub fn judge(
             for v in &violations {
                 message.push_str(&format!(
                     "\n`interface.output` refuses `{}`: {}",
-                    if v.pointer.is_empty() {
-                        "/"
-                    } else {
-                        &v.pointer
-                    },
+                    v.at(),
                     v.message
                 ));
             }
             message.push_str(&format!("\ngateway status: {status}"));
             Err(message)
         }
-        (Got::Output(actual), Expect::Error(want)) => {
-            let status = if gateway.judge_output(&actual).is_empty() {
-                Status::Success
-            } else {
-                Status::InvalidOutput
-            };
-            Err(format!(
-                "expected the declared failure `{want}`, but the agent returned an output: {}\ngateway status: {status}",
-                crate::gateway::schema::short(&actual)
-            ))
-        }
+        (Got::Output(actual), Expect::Error(want)) => Err(format!(
+            "expected the declared failure `{want}`, but the agent returned an output: {}\ngateway status: {status}",
+            crate::gateway::schema::short(&actual)
+        )),
         (Got::Failed { code, message }, expect) => {
-            let status = failure_status(manifest, code.as_deref());
             if let (Status::Declared(c), Expect::Error(want)) = (&status, expect)
                 && c == want
             {
@@ -127,7 +128,7 @@ pub fn judge(
         (Got::TextOnly(text), _) => Err(format!(
             "the result has only text content and no `structuredContent`; the gateway reads `structuredContent`, so this call fails\ntext: {}\ngateway status: {}",
             text.chars().take(200).collect::<String>(),
-            Status::InvalidOutput
+            status
         )),
         (Got::RpcError { code, message }, expect) => {
             let hint = match expect {
@@ -137,26 +138,22 @@ pub fn judge(
                 Expect::Output(_) => String::new(),
             };
             Err(format!(
-                "the server answered with a JSON-RPC error ({code}: {message}) instead of a tool result{hint}\ngateway status: {}",
-                Status::AgentError
+                "the server answered with a JSON-RPC error ({code}: {message}) instead of a tool result{hint}\ngateway status: {status}"
             ))
         }
         (Got::Hung(limit), _) => Err(format!(
-            "no answer within `runtime.limits.timeout_s` ({limit} s)\ngateway status: {}",
-            Status::Timeout
+            "no answer within `runtime.limits.timeout_s` ({limit} s)\ngateway status: {status}"
         )),
         (Got::HungAlone(limit), _) => Err(format!(
-            "no answer within `runtime.limits.timeout_s` ({limit} s), even when tried alone after timing out among other calls in flight; it was cancelled (`notifications/cancelled`)\ngateway status: {}",
-            Status::Timeout
+            "no answer within `runtime.limits.timeout_s` ({limit} s), even when tried alone after timing out among other calls in flight; it was cancelled (`notifications/cancelled`)\ngateway status: {status}"
         )),
-        (Got::HttpStatus(status), _) => Err(format!(
-            "the server answered HTTP {status}{} instead of a tool result; this is the server's answer, not retried (if it limits the calls in flight, lower `--concurrency`)\ngateway status: {}",
-            match status {
+        (Got::HttpStatus(http), _) => Err(format!(
+            "the server answered HTTP {http}{} instead of a tool result; this is the server's answer, not retried (if it limits the calls in flight, lower `--concurrency`)\ngateway status: {status}",
+            match http {
                 429 => " Too Many Requests",
                 503 => " Service Unavailable",
                 _ => "",
             },
-            Status::AgentError
         )),
     }
 }

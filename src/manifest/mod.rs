@@ -4,6 +4,5 @@ mod model;
 pub mod yaml;
 
 pub use model::{
-    ChargeOn, ErrorDecl, Example, Expect, Interface, Limits, Manifest, Pricing, RESERVED_CODES,
-    Runtime, Source,
+    ChargeOn, ErrorDecl, Example, Expect, Interface, Limits, Manifest, Pricing, Runtime, Source,
 };

@@ -1,8 +1,11 @@
 //! The checked manifest: what the runtime and the harness take.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::Value;
+
+use crate::gateway::Gateway;
 
 /// A `holon.yaml` that passed every publish check. Only [`crate::check`] builds one, so the
 /// runtime and the harness can never run on a manifest the registry would refuse.
@@ -29,6 +32,8 @@ pub struct Manifest {
     pub source: Option<Source>,
     /// `examples`, in file order.
     pub examples: Vec<Example>,
+    /// The gateway's rules for it, compiled by the checks.
+    pub(crate) gateway: Arc<Gateway>,
 }
 
 /// `interface`: the gate, the billing rule and the declared failures.
@@ -129,18 +134,30 @@ pub enum Expect {
     Error(String),
 }
 
-/// The seven codes the gateway keeps for itself.
-pub const RESERVED_CODES: [&str; 7] = [
-    "timeout",
-    "invalid_output",
-    "agent_crashed",
-    "agent_error",
-    "runtime_unavailable",
-    "gateway_error",
-    "invalid_input",
-];
+impl Expect {
+    /// The example's key that says it: `output` or `error`.
+    pub(crate) fn key(&self) -> &'static str {
+        match self {
+            Expect::Output(_) => "output",
+            Expect::Error(_) => "error",
+        }
+    }
+
+    /// The key's value.
+    pub(crate) fn value(&self) -> Value {
+        match self {
+            Expect::Output(v) => v.clone(),
+            Expect::Error(c) => Value::String(c.clone()),
+        }
+    }
+}
 
 impl Manifest {
+    /// The gateway's rules for this manifest: its schemas, compiled once by the checks.
+    pub(crate) fn gateway(&self) -> &Gateway {
+        &self.gateway
+    }
+
     /// The declared failure with this code.
     pub fn error(&self, code: &str) -> Option<&ErrorDecl> {
         self.interface.errors.iter().find(|e| e.code == code)

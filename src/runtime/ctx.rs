@@ -36,14 +36,14 @@ impl Ctx {
     }
 
     /// A context holding the signed links of a call (the `holon/files` entry of its `_meta`).
-    pub fn with_links(links: std::collections::HashMap<String, FileLink>) -> Ctx {
+    pub(crate) fn with_links(links: std::collections::HashMap<String, FileLink>) -> Ctx {
         Ctx {
             files: Arc::new(Files::Links(links)),
         }
     }
 
     /// A context from a request's `_meta` entry `holon/files`, as the server receives it.
-    pub fn from_meta(meta: Option<&serde_json::Value>) -> Ctx {
+    pub(crate) fn from_meta(meta: Option<&serde_json::Value>) -> Ctx {
         Ctx::with_links(files::links_from_meta(meta))
     }
 

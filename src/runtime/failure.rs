@@ -22,7 +22,7 @@ pub(crate) enum FailureKind {
 
 impl Failure {
     /// A declared failure with `code`; prefer [`crate::Ctx::fail`] inside an agent function.
-    pub fn declared(code: impl Into<String>, message: impl Into<String>) -> Failure {
+    pub(crate) fn declared(code: impl Into<String>, message: impl Into<String>) -> Failure {
         Failure {
             kind: FailureKind::Declared {
                 code: code.into(),
@@ -32,7 +32,7 @@ impl Failure {
     }
 
     /// An undeclared failure: the gateway reports it as `agent_crashed`.
-    pub fn undeclared(message: impl Into<String>) -> Failure {
+    pub(crate) fn undeclared(message: impl Into<String>) -> Failure {
         Failure {
             kind: FailureKind::Undeclared {
                 message: message.into(),

@@ -212,7 +212,7 @@ struct Counted {
 }
 
 impl Counted {
-    fn agent(&self, sleep: Duration, one_at_a_time: bool) -> Arc<dyn holon_kit::runtime::Agent> {
+    fn agent(&self, sleep: Duration, one_at_a_time: bool) -> Arc<dyn holon_kit::Agent> {
         let counted = self.clone();
         holon_kit::agent(move |input: word_stats::Input, ctx: holon_kit::Ctx| {
             let counted = counted.clone();
@@ -259,9 +259,10 @@ fn sixteen() -> PathBuf {
 fn function_pass(harness: holon_kit::harness::Harness, libtest: &[&str]) -> u8 {
     let args = ["holon"].iter().chain(libtest).chain(&["--quiet"]);
     // The examples' calls only: explore's cases would count too.
-    harness
-        .explore_cases(0)
-        .run_code(&libtest_mimic::Arguments::from_iter(args))
+    holon_kit::seam::run_harness(
+        harness.explore_cases(0),
+        &libtest_mimic::Arguments::from_iter(args),
+    )
 }
 
 #[test]

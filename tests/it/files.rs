@@ -2,14 +2,15 @@
 //! gave is fetched, and nothing outside `files/` is read; `check` refuses handles with no file
 //! or that leave the folder.
 
-use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use holon_kit::Ctx;
-use holon_kit::runtime::files::{DownloadError, FileLink, sha256_hex};
+use holon_kit::DownloadError;
+use holon_kit::seam::sha256_hex;
+use serde_json::{Value, json};
 
 /// A loopback HTTP server that answers every request with `body`, and records the paths asked.
 fn serve(body: Vec<u8>) -> (String, Arc<Mutex<Vec<String>>>) {
@@ -45,17 +46,19 @@ fn later() -> u64 {
         + 900
 }
 
-fn link(url: String, bytes: &[u8]) -> FileLink {
-    FileLink {
-        url,
-        size: bytes.len() as u64,
-        sha256: sha256_hex(bytes),
-        expires_at: later(),
-    }
+/// A signed link as the gateway writes it in `_meta["holon/files"]`.
+fn link(url: String, bytes: &[u8]) -> Value {
+    json!({
+        "url": url,
+        "size": bytes.len() as u64,
+        "sha256": sha256_hex(bytes),
+        "expires_at": later(),
+    })
 }
 
-fn ctx(handle: &str, link: FileLink) -> Ctx {
-    Ctx::with_links(HashMap::from([(handle.to_string(), link)]))
+/// The context the server builds for a call carrying this one link.
+fn ctx(handle: &str, link: Value) -> Ctx {
+    holon_kit::seam::ctx_from_meta(&json!({ handle: link }))
 }
 
 const H: &str = "holon://files/data.csv";
@@ -112,7 +115,7 @@ async fn an_expired_link_is_not_fetched() {
     let body = b"a\n".to_vec();
     let (base, asked) = serve(body.clone());
     let mut old = link(format!("{base}/x"), &body);
-    old.expires_at = 1;
+    old["expires_at"] = json!(1);
     let got = ctx(H, old).download(H).await;
     assert_eq!(
         got,

@@ -7,11 +7,9 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::os::unix::net::UnixListener;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
-use holon_kit::manifest::Manifest;
-use holon_kit::runtime::{Runner, Server};
+use holon_kit::seam::{Manifest, Server};
 use holon_kit::{Ctx, Failure};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -630,9 +628,8 @@ async fn add_up(input: Integers, _ctx: Ctx) -> Result<Value, Failure> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn floats_for_integers_at_every_depth_reach_a_typed_function_in_both_passes() {
     let manifest: Manifest =
-        holon_kit::check::check_file(&root().join("tests/fixtures/runtime/integers.yaml"))
-            .into_manifest()
-            .unwrap_or_else(|r| panic!("{}", holon_kit::check::render_human(&r, false)));
+        holon_kit::seam::checked(&root().join("tests/fixtures/runtime/integers.yaml"))
+            .unwrap_or_else(|refused| panic!("{refused}"));
     let input = json!({
         "n": 1.0, "list": [2e0, 3.0], "nested": {"a": 4.0, "b": -0.0},
         "tree": {"v": 5.0, "kids": [{"v": 6e0, "kids": [{"v": 1e1}]}]}, "pair": ["x", 7.0]
@@ -641,15 +638,11 @@ async fn floats_for_integers_at_every_depth_reach_a_typed_function_in_both_passe
     let input: Value = serde_json::from_str(&input.to_string()).expect("JSON");
     assert!(input["nested"]["b"].is_f64() && input["tree"]["kids"][0]["kids"][0]["v"].is_f64());
 
-    // The function pass's path: `Runner::run`, as the harness calls it.
+    // The function pass's path, as the harness calls it.
     let agent = holon_kit::agent(add_up);
-    let runner = Runner::new(Arc::new(manifest.clone()), agent.clone()).expect("a runner");
-    let answer = runner.run(input.clone(), Ctx::default()).await;
-    assert_eq!(
-        answer,
-        holon_kit::runtime::Answer::Output(json!({"sum": 38})),
-        "the function pass"
-    );
+    let answer =
+        holon_kit::seam::call_function(manifest.clone(), agent.clone(), input.clone()).await;
+    assert_eq!(answer, Ok(json!({"sum": 38})), "the function pass");
 
     // The served agent: the same answer through the MCP server.
     let shutdown = CancellationToken::new();

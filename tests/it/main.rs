@@ -2,6 +2,7 @@
 //! real agent crates, the runtime against official MCP clients, and properties of the checks on
 //! arbitrary text.
 
+mod api;
 mod bless;
 mod check;
 mod concurrency;

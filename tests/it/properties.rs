@@ -5,6 +5,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 use holon_kit::check::{self, Report, Severity};
+use holon_kit::seam::check_str;
 use proptest::prelude::*;
 
 const WORD_STATS: &str = include_str!("../../examples/word-stats/holon.yaml");
@@ -144,7 +145,7 @@ proptest! {
 
     #[test]
     fn yaml_like_text_is_refused_with_a_reason(text in "[a-z_:{}\\[\\]\n #&*!|>'\"-]{0,400}") {
-        let report = check::check_str(&text, Path::new("holon.yaml"));
+        let report = check_str(&text, Path::new("holon.yaml"));
         sound(&report)?;
         prop_assert!(!report.accepted());
     }
@@ -152,7 +153,7 @@ proptest! {
     #[test]
     fn edited_manifests_never_panic(edits in prop::collection::vec(edit(), 1..6)) {
         let bytes = apply(WORD_STATS, &edits);
-        sound(&check::check_str(&String::from_utf8_lossy(&bytes), Path::new("holon.yaml")))?;
+        sound(&check_str(&String::from_utf8_lossy(&bytes), Path::new("holon.yaml")))?;
         sound(&check_bytes(&bytes)?)?;
     }
 }
@@ -160,7 +161,7 @@ proptest! {
 #[test]
 fn the_unedited_manifest_is_accepted() {
     // The edits start from a manifest that passes, so a refusal above is the edit's doing.
-    let report = check::check_str(
+    let report = check_str(
         &String::from_utf8(apply(WORD_STATS, &[])).unwrap(),
         Path::new("holon.yaml"),
     );

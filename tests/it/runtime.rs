@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use holon_kit::manifest::{Expect, Manifest};
-use holon_kit::runtime::{Agent, Server};
+use holon_kit::Agent;
+use holon_kit::seam::{Expect, Manifest, Server};
 use holon_kit::{Ctx, Failure};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorCode, JsonObject};
@@ -31,9 +31,7 @@ const PY_SDK_VERSION: &str = "2.3.0";
 const CLIENT_WITHIN: Duration = Duration::from_secs(60);
 
 fn load(path: &Path) -> Manifest {
-    holon_kit::check::check_file(path)
-        .into_manifest()
-        .unwrap_or_else(|r| panic!("{}", holon_kit::check::render_human(&r, false)))
+    holon_kit::seam::checked(path).unwrap_or_else(|refused| panic!("{refused}"))
 }
 
 fn word_stats_manifest() -> Manifest {
@@ -110,7 +108,7 @@ fn assert_interop_report(manifest: &Manifest, report: &Value) {
     assert_eq!(tool["inputSchema"], manifest.interface.input, "{sdk}");
     assert_eq!(
         tool["outputSchema"],
-        holon_kit::runtime::output_schema(manifest),
+        holon_kit::seam::output_schema(manifest),
         "{sdk}"
     );
     assert_eq!(report["server"]["name"], manifest.name.as_str(), "{sdk}");
@@ -383,7 +381,7 @@ fn probe_agent(probe: Arc<Probe>) -> Arc<dyn Agent> {
                     tokio::time::sleep(Duration::from_secs(3600)).await;
                     Ok(json!({ "value": "woke up" }))
                 }
-                other => Err(Failure::undeclared(format!("the schema let `{other}` in"))),
+                other => Err(std::io::Error::other(format!("the schema let `{other}` in")).into()),
             }
         }
     })
@@ -491,7 +489,7 @@ fn call_body_of(size: usize) -> String {
 async fn a_body_over_the_limit_is_refused_with_413_and_one_at_it_is_read() {
     let (server, probe) = probe_server().await;
     let manifest = load(&root().join("tests/fixtures/runtime/probe.yaml"));
-    let limit = holon_kit::runtime::max_request_body_bytes(&manifest);
+    let limit = holon_kit::seam::max_request_body_bytes(&manifest);
 
     let (status, body) = server.post(call_body_of(limit + 1), &[]).await;
     assert_eq!(status, 413, "{body}");

@@ -1,15 +1,15 @@
 use super::*;
 use serde_json::json;
 
-fn bless(text: &str, changes: &[(usize, Answer)]) -> String {
+fn bless(text: &str, changes: &[(usize, Expect)]) -> String {
     match rewrite(text, changes) {
         Ok(r) => r.text,
         Err(e) => panic!("refused: {e}\n{text}"),
     }
 }
 
-fn out(v: Value) -> Answer {
-    Answer::Output(v)
+fn out(v: Value) -> Expect {
+    Expect::Output(v)
 }
 
 const HEAD: &str = "name: x\n";
@@ -23,7 +23,7 @@ fn a_flow_output_stays_flow_and_nothing_else_moves() {
         &text,
         &[
             (0, out(json!({"longest": "EXAMPLES", "words": 8}))),
-            (1, Answer::Error("no_words".into())),
+            (1, Expect::Error("no_words".into())),
         ],
     );
     assert_eq!(
@@ -85,7 +85,7 @@ fn output_and_error_trade_places() {
     let new = bless(
         &text,
         &[
-            (0, Answer::Error("empty_text".into())),
+            (0, Expect::Error("empty_text".into())),
             (1, out(json!({"words": 0, "why": "null"}))),
         ],
     );
@@ -129,7 +129,7 @@ fn a_block_scalar_is_refused_with_its_reason() {
     let text = format!(
         "{HEAD}examples:\n  - name: a\n    input: {{text: a}}\n    error: |\n      empty_text\n"
     );
-    let err = rewrite(&text, &[(0, Answer::Error("no_words".into()))]).unwrap_err();
+    let err = rewrite(&text, &[(0, Expect::Error("no_words".into()))]).unwrap_err();
     assert!(err.contains("block scalar"), "{err}");
 }
 
@@ -234,11 +234,11 @@ mod properties {
         })
     }
 
-    fn answer() -> impl Strategy<Value = Answer> {
+    fn answer() -> impl Strategy<Value = Expect> {
         prop_oneof![
-            object().prop_map(Answer::Output),
+            object().prop_map(Expect::Output),
             prop::sample::select(&["empty_text", "no_words"][..])
-                .prop_map(|c| Answer::Error(c.to_string())),
+                .prop_map(|c| Expect::Error(c.to_string())),
         ]
     }
 
@@ -279,14 +279,14 @@ mod properties {
             )
     }
 
-    fn write_example(out: &mut Vec<String>, name: &str, answer: &Answer, l: &Layout) {
+    fn write_example(out: &mut Vec<String>, name: &str, answer: &Expect, l: &Layout) {
         let style = Flow {
             padded: l.padded,
             json: l.json,
         };
         let (key, value) = match answer {
-            Answer::Output(v) => ("output", v),
-            Answer::Error(_) => ("error", &Value::Null),
+            Expect::Output(v) => ("output", v),
+            Expect::Error(_) => ("error", &Value::Null),
         };
         let key = if l.quoted_key {
             format!("\"{key}\"")
@@ -294,8 +294,8 @@ mod properties {
             key.to_string()
         };
         let shown = match answer {
-            Answer::Output(_) => emit::flow(value, style),
-            Answer::Error(code) => code.clone(),
+            Expect::Output(_) => emit::flow(value, style),
+            Expect::Error(code) => code.clone(),
         };
         if l.flow_item {
             out.push(format!(
@@ -310,7 +310,7 @@ mod properties {
             out.push("    # a comment inside the example".to_string());
         }
         out.push("    input: { text: \"a\" }".to_string());
-        let is_block = l.block && matches!(answer, Answer::Output(_));
+        let is_block = l.block && matches!(answer, Expect::Output(_));
         if is_block {
             out.push(format!(
                 "    {key}:{}",
@@ -329,7 +329,7 @@ mod properties {
         }
     }
 
-    fn document(examples: &[(Answer, Layout)], crlf: bool, bom: bool) -> String {
+    fn document(examples: &[(Expect, Layout)], crlf: bool, bom: bool) -> String {
         let mut lines = vec![
             "# a manifest".to_string(),
             "name: x".to_string(),
@@ -364,11 +364,11 @@ mod properties {
             let index = which.index(examples.len());
             // Half the time, the old output with one field changed: the rewrite goes down to it.
             let new = match (&examples[index].0, tweak) {
-                (Answer::Output(Value::Object(old)), Some((field, v))) => {
+                (Expect::Output(Value::Object(old)), Some((field, v))) => {
                     let mut changed = old.clone();
                     let k = old.keys().nth(field.index(old.len())).cloned().unwrap_or_default();
                     changed.insert(k, v);
-                    Answer::Output(Value::Object(changed))
+                    Expect::Output(Value::Object(changed))
                 }
                 _ => new,
             };

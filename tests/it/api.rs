@@ -1,0 +1,487 @@
+//! The public API, held by a snapshot: every item an author can name, with its signature, from
+//! rustdoc's JSON output (built with `RUSTC_BOOTSTRAP=1`, as cargo-public-api does on stable).
+//! A change to the API is a change to `snapshots/it__api__public_api.snap`, reviewed as a diff;
+//! `cargo insta review` accepts it.
+//!
+//! Items `#[doc(hidden)]` (the binary's entry point, the test seam, what `manifest!` expands
+//! to) are left out by rustdoc itself, as they are out of the API.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::util::root;
+
+/// rustdoc's JSON for the crate with every feature, built in its own target folder beside the
+/// test's (a JSON build shares nothing with a normal one).
+fn rustdoc_json() -> Value {
+    let exe = std::env::current_exe().expect("the test binary");
+    // `<target>/<profile>/deps/<test>`.
+    let target = exe
+        .ancestors()
+        .nth(3)
+        .map(Path::to_path_buf)
+        .expect("a cargo target folder");
+    let api_target = target.join("api");
+    let out = Command::new(env!("CARGO"))
+        .args([
+            "rustdoc",
+            "--lib",
+            "--all-features",
+            "--quiet",
+            "--target-dir",
+        ])
+        .arg(&api_target)
+        .args(["--", "-Z", "unstable-options", "--output-format", "json"])
+        .current_dir(root())
+        .env("RUSTC_BOOTSTRAP", "1")
+        .env_remove("RUSTDOCFLAGS")
+        .output()
+        .expect("cargo rustdoc runs");
+    assert!(
+        out.status.success(),
+        "cargo rustdoc failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file: PathBuf = api_target.join("doc/holon_kit.json");
+    let text = std::fs::read_to_string(&file)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+    serde_json::from_str(&text).expect("rustdoc's JSON")
+}
+
+/// The crate's items as rustdoc wrote them, and the public path of each one reached.
+struct Api<'a> {
+    index: &'a serde_json::Map<String, Value>,
+    paths: &'a serde_json::Map<String, Value>,
+    public: BTreeMap<String, String>,
+    lines: BTreeSet<String>,
+}
+
+impl<'a> Api<'a> {
+    fn item(&self, id: &Value) -> Option<&'a Value> {
+        self.index.get(&id.to_string())
+    }
+
+    /// Names every item reachable from the root under its public path (first pass), so that
+    /// signatures can name types by where an author finds them.
+    fn name(&mut self, id: &Value, path: &str) {
+        let Some(item) = self.item(id) else { return };
+        let inner = &item["inner"];
+        if let Some(module) = inner.get("module") {
+            for child in module["items"].as_array().into_iter().flatten() {
+                let Some(c) = self.item(child) else { continue };
+                if let Some(u) = c["inner"].get("use") {
+                    let name = u["name"].as_str().unwrap_or_default();
+                    self.name(&u["id"], &format!("{path}::{name}"));
+                } else if let Some(name) = c["name"].as_str() {
+                    self.name(child, &format!("{path}::{name}"));
+                }
+            }
+        } else {
+            self.public.insert(id.to_string(), path.to_string());
+        }
+    }
+
+    /// Writes the lines of every item reached (second pass).
+    fn walk(&mut self, id: &Value, path: &str) {
+        let Some(item) = self.item(id) else { return };
+        let inner = &item["inner"];
+        let (kind, body) = inner
+            .as_object()
+            .and_then(|o| o.iter().next())
+            .map(|(k, v)| (k.as_str(), v))
+            .unwrap_or(("", &Value::Null));
+        match kind {
+            "module" => {
+                self.lines.insert(format!("pub mod {path}"));
+                for child in body["items"].as_array().into_iter().flatten() {
+                    let Some(c) = self.item(child) else { continue };
+                    if let Some(u) = c["inner"].get("use") {
+                        let name = u["name"].as_str().unwrap_or_default();
+                        self.walk(&u["id"], &format!("{path}::{name}"));
+                    } else if let Some(name) = c["name"].as_str() {
+                        self.walk(child, &format!("{path}::{name}"));
+                    }
+                }
+            }
+            "function" => {
+                let line = self.function(path, body);
+                self.lines.insert(line);
+            }
+            "struct" => {
+                let generics = self.params(&body["generics"]);
+                self.lines.insert(format!("pub struct {path}{generics}"));
+                if let Some(fields) = body["kind"]["plain"]["fields"].as_array() {
+                    for f in fields {
+                        let Some(field) = self.item(f) else { continue };
+                        let name = field["name"].as_str().unwrap_or_default();
+                        let ty = self.ty(&field["inner"]["struct_field"]);
+                        self.lines.insert(format!("pub {path}::{name}: {ty}"));
+                    }
+                }
+                self.impls(path, body);
+            }
+            "enum" => {
+                let generics = self.params(&body["generics"]);
+                self.lines.insert(format!("pub enum {path}{generics}"));
+                for v in body["variants"].as_array().into_iter().flatten() {
+                    let Some(variant) = self.item(v) else {
+                        continue;
+                    };
+                    let name = variant["name"].as_str().unwrap_or_default();
+                    let kind = &variant["inner"]["variant"]["kind"];
+                    let shape = if let Some(fields) = kind["tuple"].as_array() {
+                        let types: Vec<String> = fields
+                            .iter()
+                            .filter_map(|f| self.item(f))
+                            .map(|f| self.ty(&f["inner"]["struct_field"]))
+                            .collect();
+                        format!("({})", types.join(", "))
+                    } else if let Some(fields) = kind["struct"]["fields"].as_array() {
+                        let named: Vec<String> = fields
+                            .iter()
+                            .filter_map(|f| self.item(f))
+                            .map(|f| {
+                                format!(
+                                    "{}: {}",
+                                    f["name"].as_str().unwrap_or_default(),
+                                    self.ty(&f["inner"]["struct_field"])
+                                )
+                            })
+                            .collect();
+                        format!(" {{ {} }}", named.join(", "))
+                    } else {
+                        String::new()
+                    };
+                    self.lines.insert(format!("pub {path}::{name}{shape}"));
+                }
+                self.impls(path, body);
+            }
+            "trait" => {
+                let generics = self.params(&body["generics"]);
+                let bounds = self.bounds(&body["bounds"]);
+                let supertraits = if bounds.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {bounds}")
+                };
+                self.lines
+                    .insert(format!("pub trait {path}{generics}{supertraits}"));
+                for m in body["items"].as_array().into_iter().flatten() {
+                    let Some(method) = self.item(m) else { continue };
+                    if let Some(f) = method["inner"].get("function") {
+                        let name = method["name"].as_str().unwrap_or_default();
+                        let line = self.function(&format!("{path}::{name}"), f);
+                        self.lines.insert(line);
+                    }
+                }
+            }
+            "type_alias" => {
+                let ty = self.ty(&body["type"]);
+                self.lines.insert(format!("pub type {path} = {ty}"));
+            }
+            "constant" => {
+                let ty = self.ty(&body["type"]);
+                self.lines.insert(format!("pub const {path}: {ty}"));
+            }
+            "macro" => {
+                self.lines.insert(format!("macro {path}!"));
+            }
+            other => {
+                self.lines.insert(format!("{other} {path}"));
+            }
+        }
+    }
+
+    /// Inherent methods, and the trait impls written in the crate (auto traits and blanket
+    /// impls are the compiler's, not the crate's promise).
+    fn impls(&mut self, path: &str, body: &Value) {
+        for i in body["impls"].as_array().into_iter().flatten() {
+            let Some(imp) = self.item(i) else { continue };
+            let imp = &imp["inner"]["impl"];
+            if imp["is_synthetic"] == true || !imp["blanket_impl"].is_null() {
+                continue;
+            }
+            if imp["trait"].is_null() {
+                for m in imp["items"].as_array().into_iter().flatten() {
+                    let Some(method) = self.item(m) else { continue };
+                    if method["visibility"] != "public" {
+                        continue;
+                    }
+                    if let Some(f) = method["inner"].get("function") {
+                        let name = method["name"].as_str().unwrap_or_default();
+                        let line = self.function(&format!("{path}::{name}"), f);
+                        self.lines.insert(line);
+                    }
+                }
+            } else {
+                let generics = self.params(&imp["generics"]);
+                let tr = self.path(&imp["trait"]);
+                let wheres = self.wheres(&imp["generics"]);
+                self.lines
+                    .insert(format!("impl{generics} {tr} for {path}{wheres}"));
+            }
+        }
+    }
+
+    fn function(&self, path: &str, f: &Value) -> String {
+        let header = &f["header"];
+        let mut quals = String::new();
+        if header["is_const"] == true {
+            quals.push_str("const ");
+        }
+        if header["is_async"] == true {
+            quals.push_str("async ");
+        }
+        if header["is_unsafe"] == true {
+            quals.push_str("unsafe ");
+        }
+        let generics = self.params(&f["generics"]);
+        let inputs: Vec<String> = f["sig"]["inputs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|pair| {
+                let name = pair[0].as_str().unwrap_or_default();
+                let ty = &pair[1];
+                match (name, ty) {
+                    ("self", t) if t["generic"] == "Self" => "self".to_string(),
+                    ("self", t) if t["borrowed_ref"]["type"]["generic"] == "Self" => {
+                        if t["borrowed_ref"]["is_mutable"] == true {
+                            "&mut self".to_string()
+                        } else {
+                            "&self".to_string()
+                        }
+                    }
+                    _ => format!("{name}: {}", self.ty(ty)),
+                }
+            })
+            .collect();
+        let output = match &f["sig"]["output"] {
+            Value::Null => String::new(),
+            t => format!(" -> {}", self.ty(t)),
+        };
+        let wheres = self.wheres(&f["generics"]);
+        format!(
+            "pub {quals}fn {path}{generics}({}){output}{wheres}",
+            inputs.join(", ")
+        )
+    }
+
+    /// `<T: Bound, 'a>`, leaving out `impl Trait` arguments (shown in place).
+    fn params(&self, generics: &Value) -> String {
+        let shown: Vec<String> = generics["params"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|p| p["kind"]["type"]["is_synthetic"] != true)
+            .map(|p| {
+                let name = p["name"].as_str().unwrap_or_default();
+                let bounds = self.bounds(&p["kind"]["type"]["bounds"]);
+                if bounds.is_empty() {
+                    name.to_string()
+                } else {
+                    format!("{name}: {bounds}")
+                }
+            })
+            .collect();
+        if shown.is_empty() {
+            String::new()
+        } else {
+            format!("<{}>", shown.join(", "))
+        }
+    }
+
+    fn wheres(&self, generics: &Value) -> String {
+        let preds: Vec<String> = generics["where_predicates"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.get("bound_predicate"))
+            .map(|p| format!("{}: {}", self.ty(&p["type"]), self.bounds(&p["bounds"])))
+            .collect();
+        if preds.is_empty() {
+            String::new()
+        } else {
+            format!(" where {}", preds.join(", "))
+        }
+    }
+
+    fn bounds(&self, bounds: &Value) -> String {
+        let shown: Vec<String> = bounds
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|b| {
+                if let Some(t) = b.get("trait_bound") {
+                    let modifier = if t["modifier"] == "maybe" { "?" } else { "" };
+                    format!("{modifier}{}", self.path(&t["trait"]))
+                } else {
+                    b["outlives"].as_str().unwrap_or_default().to_string()
+                }
+            })
+            .collect();
+        shown.join(" + ")
+    }
+
+    /// A path by where an author finds it: the public path of the crate's own items, the
+    /// defining path of another crate's, with its generic arguments.
+    fn path(&self, p: &Value) -> String {
+        let id = p["id"].to_string();
+        let base = match self.public.get(&id) {
+            Some(public) => public.clone(),
+            None => match self.paths.get(&id).and_then(|e| e["path"].as_array()) {
+                Some(parts) => parts
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join("::"),
+                None => p["path"].as_str().unwrap_or_default().to_string(),
+            },
+        };
+        let args = &p["args"];
+        if let Some(a) = args.get("angle_bracketed") {
+            let mut shown: Vec<String> = a["args"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|arg| match arg.get("type") {
+                    Some(t) => self.ty(t),
+                    None => arg["lifetime"].as_str().unwrap_or("_").to_string(),
+                })
+                .collect();
+            for c in a["constraints"].as_array().into_iter().flatten() {
+                let name = c["name"].as_str().unwrap_or_default();
+                if let Some(t) = c["binding"]["equality"].get("type") {
+                    shown.push(format!("{name} = {}", self.ty(t)));
+                } else {
+                    shown.push(format!(
+                        "{name}: {}",
+                        self.bounds(&c["binding"]["constraint"])
+                    ));
+                }
+            }
+            if shown.is_empty() {
+                base
+            } else {
+                format!("{base}<{}>", shown.join(", "))
+            }
+        } else if let Some(f) = args.get("parenthesized") {
+            let inputs: Vec<String> = f["inputs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|t| self.ty(t))
+                .collect();
+            let output = match &f["output"] {
+                Value::Null => String::new(),
+                t => format!(" -> {}", self.ty(t)),
+            };
+            format!("{base}({}){output}", inputs.join(", "))
+        } else {
+            base
+        }
+    }
+
+    fn ty(&self, t: &Value) -> String {
+        let Some((kind, v)) = t.as_object().and_then(|o| o.iter().next()) else {
+            return t.as_str().unwrap_or("?").to_string();
+        };
+        match kind.as_str() {
+            "resolved_path" => self.path(v),
+            "generic" | "primitive" => v.as_str().unwrap_or_default().to_string(),
+            "borrowed_ref" => {
+                let lifetime = v["lifetime"]
+                    .as_str()
+                    .map(|l| format!("{l} "))
+                    .unwrap_or_default();
+                let mutable = if v["is_mutable"] == true { "mut " } else { "" };
+                format!("&{lifetime}{mutable}{}", self.ty(&v["type"]))
+            }
+            "slice" => format!("[{}]", self.ty(v)),
+            "array" => format!(
+                "[{}; {}]",
+                self.ty(&v["type"]),
+                v["len"].as_str().unwrap_or("_")
+            ),
+            "tuple" => {
+                let parts: Vec<String> = v
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|t| self.ty(t))
+                    .collect();
+                format!("({})", parts.join(", "))
+            }
+            "impl_trait" => format!("impl {}", self.bounds(v)),
+            "dyn_trait" => {
+                let mut parts: Vec<String> = v["traits"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|t| self.path(&t["trait"]))
+                    .collect();
+                if let Some(l) = v["lifetime"].as_str() {
+                    parts.push(l.to_string());
+                }
+                format!("dyn {}", parts.join(" + "))
+            }
+            "raw_pointer" => {
+                let m = if v["is_mutable"] == true {
+                    "mut"
+                } else {
+                    "const"
+                };
+                format!("*{m} {}", self.ty(&v["type"]))
+            }
+            "qualified_path" => format!(
+                "<{} as {}>::{}",
+                self.ty(&v["self_type"]),
+                self.path(&v["trait"]),
+                v["name"].as_str().unwrap_or_default()
+            ),
+            other => format!("<{other}>"),
+        }
+    }
+}
+
+/// The path a line is about (the type an impl is for, or the item's own path), then the
+/// item before its impls.
+fn about(line: &str) -> (String, bool) {
+    let (tail, is_impl) = match line.split_once(" for ") {
+        Some((_, ty)) if line.starts_with("impl") => (ty, true),
+        _ => (line, false),
+    };
+    let word = tail
+        .split_whitespace()
+        .find(|w| w.starts_with("holon_kit"))
+        .unwrap_or(tail);
+    let end = word.find(['(', '<', '!']).unwrap_or(word.len());
+    (word[..end].trim_end_matches(':').to_string(), is_impl)
+}
+
+#[test]
+fn the_public_api_is_the_reviewed_one() {
+    let doc = rustdoc_json();
+    let index = doc["index"].as_object().expect("an index");
+    let paths = doc["paths"].as_object().expect("paths");
+    let root = doc["root"].clone();
+    let mut api = Api {
+        index,
+        paths,
+        public: BTreeMap::new(),
+        lines: BTreeSet::new(),
+    };
+    api.name(&root, "holon_kit");
+    api.walk(&root, "holon_kit");
+    // Grouped by the item they are about: a type, then its fields, methods and impls.
+    let mut listing: Vec<String> = api
+        .lines
+        .into_iter()
+        .filter(|l| !l.contains("StructuralPartialEq"))
+        .collect();
+    listing.sort_by_cached_key(|line| (about(line), line.clone()));
+    insta::assert_snapshot!("public_api", listing.join("\n"));
+}
