@@ -24,11 +24,46 @@ use write::{Change, Fate};
 /// was written and what was left, and returns the run's exit code: 0 when every failed trial
 /// was a difference now written, 101 otherwise.
 pub(crate) fn finish(path: &Path, manifest: &Manifest, failed: u64) -> u8 {
-    let seen = collect::take();
-    let mut changes = Vec::new();
-    // Failed trials each change accounts for.
-    let mut accounts = Vec::new();
-    let mut left = Vec::new();
+    let Decided {
+        changes,
+        accounts,
+        mut left,
+    } = decide(manifest, &collect::take());
+    let blessed_trials = if changes.is_empty() {
+        0
+    } else {
+        write_changes(path, &changes, &accounts, &mut left)
+    };
+    if !left.is_empty() {
+        eprintln!(
+            "\nbless: left as {} (a crash, a timeout, an answer the gateway refuses or an undeclared code is never an example):",
+            if left.len() == 1 { "it is" } else { "they are" }
+        );
+        for (name, why) in &left {
+            eprintln!("  `{name}`: {why}");
+        }
+    }
+    if blessed_trials == failed {
+        exit::OK
+    } else {
+        exit::FAILED
+    }
+}
+
+/// What the passes' answers allow: the changes to write, and the examples left with why.
+struct Decided {
+    changes: Vec<Change>,
+    /// Failed trials each change accounts for.
+    accounts: Vec<u64>,
+    left: Vec<(String, String)>,
+}
+
+fn decide(manifest: &Manifest, seen: &[Seen]) -> Decided {
+    let mut decided = Decided {
+        changes: Vec::new(),
+        accounts: Vec::new(),
+        left: Vec::new(),
+    };
     for example in &manifest.examples {
         let mine: Vec<&Seen> = seen.iter().filter(|s| s.example == example.name).collect();
         let failing = mine
@@ -48,7 +83,9 @@ pub(crate) fn finish(path: &Path, manifest: &Manifest, failed: u64) -> u8 {
             })
             .collect();
         if !refused.is_empty() {
-            left.push((example.name.clone(), refused.join("; ")));
+            decided
+                .left
+                .push((example.name.clone(), refused.join("; ")));
             continue;
         }
         let answers: Vec<(&Seen, &Expect)> = mine
@@ -57,7 +94,7 @@ pub(crate) fn finish(path: &Path, manifest: &Manifest, failed: u64) -> u8 {
             .collect();
         let (_, first) = answers[0];
         if let Some((other, a)) = answers.iter().find(|(_, a)| !same(a, first)) {
-            left.push((
+            decided.left.push((
                 example.name.clone(),
                 format!(
                     "the passes disagree: {} says {}, {} says {}",
@@ -69,72 +106,68 @@ pub(crate) fn finish(path: &Path, manifest: &Manifest, failed: u64) -> u8 {
             ));
             continue;
         }
-        changes.push(Change {
+        decided.changes.push(Change {
             example: example.name.clone(),
             old: example.expect.clone(),
             new: first.clone(),
         });
-        accounts.push(failing as u64);
+        decided.accounts.push(failing as u64);
     }
+    decided
+}
+
+/// Writes the changes and says which were written; returns the failed trials they account
+/// for. An example that moved in the file during the run is added to `left`.
+fn write_changes(
+    path: &Path,
+    changes: &[Change],
+    accounts: &[u64],
+    left: &mut Vec<(String, String)>,
+) -> u64 {
     let shown = path.display();
+    let fates = match write::bless_file(path, changes) {
+        Ok(fates) => fates,
+        Err(why) => {
+            eprintln!("\nbless: `{shown}` was not rewritten: {why}");
+            return 0;
+        }
+    };
     let mut blessed_trials = 0;
-    if !changes.is_empty() {
-        match write::bless_file(path, &changes) {
-            Ok(fates) => {
-                let mut lines = Vec::new();
-                for ((change, fate), trials) in changes.iter().zip(fates).zip(&accounts) {
-                    match fate {
-                        Fate::Written | Fate::AlreadySaid => {
-                            blessed_trials += trials;
-                            let note = if fate == Fate::AlreadySaid {
-                                "  (already written by another run)"
-                            } else {
-                                ""
-                            };
-                            lines.push(format!(
-                                "  `{}`: {}  =>  {}{note}",
-                                change.example,
-                                show(&change.old),
-                                show(&change.new)
-                            ));
-                        }
-                        Fate::Moved => left.push((
-                            change.example.clone(),
-                            "the example changed in the file during the run; run again".into(),
-                        )),
-                    }
-                }
-                if !lines.is_empty() {
-                    eprintln!(
-                        "\nbless: `{shown}`: {} example{} now say{} what the agent does",
-                        lines.len(),
-                        if lines.len() == 1 { "" } else { "s" },
-                        if lines.len() == 1 { "s" } else { "" }
-                    );
-                    for line in lines {
-                        eprintln!("{line}");
-                    }
-                }
+    let mut lines = Vec::new();
+    for ((change, fate), trials) in changes.iter().zip(fates).zip(accounts) {
+        match fate {
+            Fate::Written | Fate::AlreadySaid => {
+                blessed_trials += trials;
+                let note = if fate == Fate::AlreadySaid {
+                    "  (already written by another run)"
+                } else {
+                    ""
+                };
+                lines.push(format!(
+                    "  `{}`: {}  =>  {}{note}",
+                    change.example,
+                    show(&change.old),
+                    show(&change.new)
+                ));
             }
-            Err(why) => {
-                eprintln!("\nbless: `{shown}` was not rewritten: {why}");
-            }
+            Fate::Moved => left.push((
+                change.example.clone(),
+                "the example changed in the file during the run; run again".into(),
+            )),
         }
     }
-    if !left.is_empty() {
+    if !lines.is_empty() {
         eprintln!(
-            "\nbless: left as {} (a crash, a timeout, an answer the gateway refuses or an undeclared code is never an example):",
-            if left.len() == 1 { "it is" } else { "they are" }
+            "\nbless: `{shown}`: {} example{} now say{} what the agent does",
+            lines.len(),
+            if lines.len() == 1 { "" } else { "s" },
+            if lines.len() == 1 { "s" } else { "" }
         );
-        for (name, why) in &left {
-            eprintln!("  `{name}`: {why}");
+        for line in lines {
+            eprintln!("{line}");
         }
     }
-    if blessed_trials == failed {
-        exit::OK
-    } else {
-        exit::FAILED
-    }
+    blessed_trials
 }
 
 /// Whether two answers say the same (numbers by value).

@@ -245,9 +245,10 @@ fn line_end(text: &str, at: usize) -> usize {
     text[at..].find(['\n', '\r']).map_or(text.len(), |i| at + i)
 }
 
-fn edit(text: &str, root: &Laid, t: &Target, new: &Value) -> Result<Edit, String> {
-    let Target { key, value, nl, .. } = *t;
-    let at = t.at.as_str();
+/// Refuses what a rewrite cannot do without changing more than the value: a block scalar, or
+/// an anchor other nodes use.
+fn rewritable(root: &Laid, t: &Target) -> Result<(), String> {
+    let (at, key, value) = (t.at.as_str(), t.key, t.value);
     if let Shape::Scalar(ScalarStyle::Literal | ScalarStyle::Folded) = value.shape {
         return Err(format!(
             "`{at}` is a block scalar (`|` or `>`); write it on one line and bless again"
@@ -266,6 +267,37 @@ fn edit(text: &str, root: &Laid, t: &Target, new: &Value) -> Result<Edit, String
             ));
         }
     }
+    Ok(())
+}
+
+/// The new value on one line, when it fits there: a scalar always, a collection in flow style
+/// when the old one was not a block and the line stays within `width`.
+fn inline(text: &str, t: &Target, new: &Value, style: Flow, width: usize) -> Option<String> {
+    let value = t.value;
+    let collection = matches!(new, Value::Object(m) if !m.is_empty())
+        || matches!(new, Value::Array(a) if !a.is_empty());
+    if !collection {
+        return Some(emit::scalar(new, t.in_flow, style.json));
+    }
+    let s = emit::flow(new, style);
+    if t.in_flow {
+        return Some(s);
+    }
+    if value.is_block_collection() {
+        return None;
+    }
+    // The line as it would read: what comes before the value, the value, what follows.
+    let before = text[line_start(text, value.start)..value.start]
+        .chars()
+        .count();
+    let after = text[value.end..line_end(text, value.end)].chars().count();
+    (before + s.chars().count() + after <= width).then_some(s)
+}
+
+fn edit(text: &str, root: &Laid, t: &Target, new: &Value) -> Result<Edit, String> {
+    let Target { key, value, nl, .. } = *t;
+    let at = t.at.as_str();
+    rewritable(root, t)?;
     // Between the key and the value: `:`, then spaces, an anchor or tag, or a comment.
     let gap = &text[key.end..value.start];
     let colon = gap
@@ -288,27 +320,7 @@ fn edit(text: &str, root: &Laid, t: &Target, new: &Value) -> Result<Edit, String
     };
     let key_line = &text[line_start(text, key.start)..line_end(text, key.start)];
     let width = WIDTH.max(key_line.chars().count());
-    let inline = match new {
-        Value::Object(m) if !m.is_empty() => Some(emit::flow(new, style)),
-        Value::Array(a) if !a.is_empty() => Some(emit::flow(new, style)),
-        _ => Some(emit::scalar(new, t.in_flow, style.json)),
-    };
-    let inline = inline.filter(|s| {
-        let scalar = !matches!(new, Value::Object(m) if !m.is_empty())
-            && !matches!(new, Value::Array(a) if !a.is_empty());
-        if scalar || t.in_flow {
-            return true;
-        }
-        if value.is_block_collection() {
-            return false;
-        }
-        // The line as it would read: what comes before the value, the value, what follows.
-        let before = text[line_start(text, value.start)..value.start]
-            .chars()
-            .count();
-        let after = text[value.end..line_end(text, value.end)].chars().count();
-        before + s.chars().count() + after <= width
-    });
+    let inline = inline(text, t, new, style, width);
     let key_text = if t.same_key {
         String::new()
     } else {

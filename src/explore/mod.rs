@@ -329,6 +329,39 @@ impl Explorer {
         })
     }
 
+    /// One answer settled as the gateway would; the server's compared with the function's
+    /// for the same input (kept from `explore::function`, or asked now).
+    fn settle(&self, pass: &Pass, input: &Value, got: Result<Got, String>) -> Outcome {
+        let got = match got {
+            Ok(got) => got,
+            Err(e) => return Outcome::unreachable(e),
+        };
+        let mut outcome = judge::settle(&self.manifest, &self.gateway, &got);
+        match pass {
+            Pass::Function => {
+                if let Ok(mut answers) = self.answers.lock() {
+                    answers.insert(input.to_string(), got);
+                }
+            }
+            Pass::Server {
+                reference: Some(reference),
+            } if outcome.defect.is_none() => {
+                let kept = self
+                    .answers
+                    .lock()
+                    .ok()
+                    .and_then(|a| a.get(&input.to_string()).cloned());
+                if let Some(expected) = kept.or_else(|| reference(input).ok())
+                    && let Some(difference) = judge::differ(&expected, &got)
+                {
+                    outcome.defect = Some(difference);
+                }
+            }
+            Pass::Server { .. } => {}
+        }
+        outcome
+    }
+
     fn run(
         &self,
         name: &str,
@@ -342,36 +375,7 @@ impl Explorer {
             .get_or_init(|| plan(manifest, gateway, settings))
             .as_ref()
             .map_err(Clone::clone)?;
-        let settle = |input: &Value, got: Result<Got, String>| -> Outcome {
-            let got = match got {
-                Ok(got) => got,
-                Err(e) => return Outcome::unreachable(e),
-            };
-            let mut outcome = judge::settle(manifest, gateway, &got);
-            match pass {
-                Pass::Function => {
-                    if let Ok(mut answers) = self.answers.lock() {
-                        answers.insert(input.to_string(), got);
-                    }
-                }
-                Pass::Server {
-                    reference: Some(reference),
-                } if outcome.defect.is_none() => {
-                    let kept = self
-                        .answers
-                        .lock()
-                        .ok()
-                        .and_then(|a| a.get(&input.to_string()).cloned());
-                    if let Some(expected) = kept.or_else(|| reference(input).ok())
-                        && let Some(difference) = judge::differ(&expected, &got)
-                    {
-                        outcome.defect = Some(difference);
-                    }
-                }
-                Pass::Server { .. } => {}
-            }
-            outcome
-        };
+        let settle = |input: &Value, got| self.settle(pass, input, got);
         let check = |input: &Value| settle(input, call(input));
         let mut tally = report::Tally::default();
         let mut found = None;

@@ -93,29 +93,7 @@ fn marked(root: &Value, input: &Value) -> Vec<Vec<Owned>> {
         if says_integer(s.get("type")) && as_integer(value).is_some() {
             hits.push(node);
         }
-        // Schemas that apply to the value itself.
-        for key in ["$ref", "$dynamicRef"] {
-            if let Some(target) = s
-                .get(key)
-                .and_then(Value::as_str)
-                .and_then(|r| local(root, r))
-            {
-                stack.push((target, value, node));
-            }
-        }
-        for key in ["allOf", "anyOf", "oneOf"] {
-            if let Some(Value::Array(branches)) = s.get(key) {
-                stack.extend(branches.iter().map(|b| (b, value, node)));
-            }
-        }
-        for key in ["if", "then", "else"] {
-            if let Some(branch) = s.get(key) {
-                stack.push((branch, value, node));
-            }
-        }
-        if let Some(Value::Object(dependent)) = s.get("dependentSchemas") {
-            stack.extend(dependent.values().map(|b| (b, value, node)));
-        }
+        stack.extend(in_place(root, s).into_iter().map(|sub| (sub, value, node)));
         // Schemas that apply to the value's children.
         match value {
             Value::Object(map) => {
@@ -159,21 +137,49 @@ fn marked(root: &Value, input: &Value) -> Vec<Vec<Owned>> {
             _ => {}
         }
     }
-    hits.into_iter()
-        .map(|mut node| {
-            let mut path = Vec::new();
-            while node != 0 {
-                let (parent, step) = nodes[node];
-                path.push(match step {
-                    Step::Key(k) => Owned::Key(k.to_string()),
-                    Step::Index(i) => Owned::Index(i),
-                });
-                node = parent;
-            }
-            path.reverse();
-            path
-        })
-        .collect()
+    hits.into_iter().map(|node| path_to(&nodes, node)).collect()
+}
+
+/// The schemas that apply to the value itself: references, combinators, conditionals and
+/// dependent schemas.
+fn in_place<'a>(root: &'a Value, s: &'a serde_json::Map<String, Value>) -> Vec<&'a Value> {
+    let mut subs = Vec::new();
+    for key in ["$ref", "$dynamicRef"] {
+        if let Some(target) = s
+            .get(key)
+            .and_then(Value::as_str)
+            .and_then(|r| local(root, r))
+        {
+            subs.push(target);
+        }
+    }
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(Value::Array(branches)) = s.get(key) {
+            subs.extend(branches);
+        }
+    }
+    for key in ["if", "then", "else"] {
+        subs.extend(s.get(key));
+    }
+    if let Some(Value::Object(dependent)) = s.get("dependentSchemas") {
+        subs.extend(dependent.values());
+    }
+    subs
+}
+
+/// The steps from the input to a node of the walk.
+fn path_to(nodes: &[(usize, Step<'_>)], mut node: usize) -> Vec<Owned> {
+    let mut path = Vec::new();
+    while node != 0 {
+        let (parent, step) = nodes[node];
+        path.push(match step {
+            Step::Key(k) => Owned::Key(k.to_string()),
+            Step::Index(i) => Owned::Index(i),
+        });
+        node = parent;
+    }
+    path.reverse();
+    path
 }
 
 /// A step kept past the walk, when the input is borrowed mutably to rewrite it.

@@ -32,7 +32,7 @@ pub fn trials(
     agent: Arc<dyn Agent>,
     concurrency: usize,
     threads: usize,
-) -> (Vec<Trial>, Option<Arc<Flight>>) {
+) -> (Vec<Trial>, Arc<Flight>) {
     let runner = Arc::new(Runner::new(manifest.clone(), agent));
     let flight = Arc::new(Flight::new(runner, concurrency, threads));
     let trials = (manifest.examples.iter().enumerate())
@@ -43,7 +43,7 @@ pub fn trials(
             })
         })
         .collect();
-    (trials, Some(flight))
+    (trials, flight)
 }
 
 /// The function pass's calls: queued in trial order, run by the workers, answered by slot.

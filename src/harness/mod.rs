@@ -31,7 +31,9 @@ pub(crate) use verdict::Got;
 
 use crate::check;
 use crate::exit;
-use crate::runtime::Agent;
+use crate::explore::{self, Explorer};
+use crate::manifest::Manifest;
+use crate::runtime::{Agent, Runner};
 
 /// A `harness = false` test target in five lines:
 ///
@@ -179,136 +181,29 @@ impl Harness {
     /// trial failed, 1 the manifest was refused.
     pub(crate) fn run_code(self, args: &Arguments) -> u8 {
         let started = std::time::Instant::now();
-        let report = if self.checks_shown {
-            check::check_file(&self.manifest)
-        } else {
-            checks(&self.manifest)
-        };
-        let color = use_color(args);
-        if !report.accepted() || (report.warnings() > 0 && !self.checks_shown) {
-            eprint!("{}", check::render_human(&report, color));
-            if github::enabled() {
-                print!("{}", github::render_check(&report));
-            }
-        }
-        let lines = github::enabled().then(|| github::example_lines(&report));
-        let manifest = match report.into_manifest() {
-            Ok(m) => Arc::new(m),
-            Err(_) => return exit::REFUSED,
-        };
-        let gateway = manifest.gateway.clone();
-        if self.bless {
-            crate::bless::start();
-        }
-        let explore = match self.explore.resolve(&self.manifest) {
-            Ok(settings) => Arc::new(settings),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return exit::REFUSED;
-            }
-        };
-        let concurrency = match self
-            .concurrency
-            .map(Ok)
-            .or_else(|| flight::concurrency_from_env().transpose())
-        {
-            Some(Ok(n)) => n,
-            Some(Err(e)) => {
-                eprintln!("error: {e}");
-                return exit::REFUSED;
-            }
-            None => DEFAULT_CONCURRENCY,
-        };
-        // The calls a pass makes ahead of its trials are those of the trials that will run.
-        let runs = |name: &str| {
-            let trial = Trial::test(name, || Ok(()));
-            !args.list && !args.is_filtered_out(&trial) && !args.is_ignored(&trial)
-        };
-        let selected = |pass: &str| -> Vec<usize> {
-            (manifest.examples.iter().enumerate())
-                .filter(|(_, e)| runs(&format!("{pass}::{}", e.name)))
-                .map(|(i, _)| i)
-                .collect()
+        let run = match self.prepare(args) {
+            Ok(run) => run,
+            Err(code) => return code,
         };
         let mut trials = Vec::new();
-        let mut flights = Vec::new();
-        if let Some(agent) = &self.agent {
-            let threads = args
-                .test_threads
-                .or_else(|| std::thread::available_parallelism().ok().map(Into::into))
-                .unwrap_or(1);
-            let (function_trials, flight) =
-                function::trials(&manifest, agent.clone(), concurrency, threads);
-            trials.extend(function_trials);
-            if let Some(flight) = flight {
-                flight.select(selected("function"));
-                flights.push(flight);
-            }
-        }
+        let flight = self.function_trials(&run, args, &mut trials);
         // The function the explore trials call: the same gate and limits as the function
         // pass; a function that blocks its thread is answered `timeout`, its thread abandoned.
         let reference = match &self.agent {
-            Some(agent) if explore.cases > 0 => Some(Arc::new(crate::runtime::Runner::new(
-                manifest.clone(),
-                agent.clone(),
-            ))),
+            Some(agent) if run.explore.cases > 0 => {
+                Some(Arc::new(Runner::new(run.manifest.clone(), agent.clone())))
+            }
             _ => None,
         };
-        let explore_function = || -> Option<crate::explore::Call> {
-            let runner = reference.clone()?;
-            Some(Box::new(move |input: &serde_json::Value| {
-                function::answer(&runner, input.clone())
-            }))
-        };
-        let explorer =
-            crate::explore::Explorer::new(manifest.clone(), gateway.clone(), explore.clone());
-        if let Some(call) = explore_function() {
-            let pass = crate::explore::Pass::Function;
-            trials.push(explorer.trial("explore::function", call, None, pass));
+        let explorer = Explorer::new(
+            run.manifest.clone(),
+            run.manifest.gateway.clone(),
+            run.explore.clone(),
+        );
+        if let Some(call) = explore_call(&reference) {
+            trials.push(explorer.trial("explore::function", call, None, explore::Pass::Function));
         }
-        let shared = self.server.as_ref().map(|spec| {
-            let shared = Arc::new(mcp::Shared::new(
-                manifest.clone(),
-                gateway.clone(),
-                spec.clone(),
-                self.startup,
-                concurrency,
-            ));
-            shared.select(runs("mcp::tools/list"), selected("mcp"));
-            shared
-        });
-        if let Some(shared) = &shared {
-            let s = shared.clone();
-            trials.push(record::trial("mcp::tools/list", move || {
-                s.tools_list().map_err(Failed::from)
-            }));
-            for (index, example) in manifest.examples.iter().enumerate() {
-                let (s, name) = (shared.clone(), example.name.clone());
-                trials.push(record::trial(format!("mcp::{name}"), move || {
-                    let result = s.call(index);
-                    if let Err(why) = &result {
-                        crate::bless::unanswered(crate::bless::Pass::Mcp, &name, why);
-                    }
-                    result.map_err(Failed::from)
-                }));
-            }
-            if explore.cases > 0 {
-                let s = shared.clone();
-                let differential = explore.differential.then(explore_function).flatten();
-                let all = shared.clone();
-                trials.push(explorer.trial(
-                    "explore::mcp",
-                    Box::new(move |input: &serde_json::Value| s.answer(input)),
-                    Some((
-                        Box::new(move |inputs: &[serde_json::Value]| all.answer_all(inputs)),
-                        concurrency,
-                    )),
-                    crate::explore::Pass::Server {
-                        reference: differential,
-                    },
-                ));
-            }
-        }
+        let shared = self.mcp_trials(&run, args, &explorer, &reference, &mut trials);
         let conclusion = libtest_mimic::run(args, trials);
         if process::stopping() {
             // A signal is ending the process with its own code (130, 143): servers stopping
@@ -317,6 +212,135 @@ impl Harness {
                 std::thread::park();
             }
         }
+        self.conclude(&run, args, &conclusion, flight, shared, started)
+    }
+
+    /// The checks (printed when they refuse, or warn and were not shown yet), then the settings
+    /// of the run; the exit code when the run cannot go on.
+    fn prepare(&self, args: &Arguments) -> Result<Run, u8> {
+        let report = if self.checks_shown {
+            check::check_file(&self.manifest)
+        } else {
+            checks(&self.manifest)
+        };
+        if !report.accepted() || (report.warnings() > 0 && !self.checks_shown) {
+            eprint!("{}", check::render_human(&report, use_color(args)));
+            if github::enabled() {
+                print!("{}", github::render_check(&report));
+            }
+        }
+        let lines = github::enabled().then(|| github::example_lines(&report));
+        let manifest = Arc::new(report.into_manifest().map_err(|_| exit::REFUSED)?);
+        if self.bless {
+            crate::bless::start();
+        }
+        let refuse = |e: String| {
+            eprintln!("error: {e}");
+            exit::REFUSED
+        };
+        let explore = Arc::new(self.explore.resolve(&self.manifest).map_err(refuse)?);
+        let concurrency = match self.concurrency {
+            Some(n) => n,
+            None => flight::concurrency_from_env()
+                .map_err(refuse)?
+                .unwrap_or(DEFAULT_CONCURRENCY),
+        };
+        Ok(Run {
+            manifest,
+            explore,
+            concurrency,
+            lines,
+        })
+    }
+
+    /// The `function::<example>` trials, and the flight that makes their calls ahead of them.
+    fn function_trials(
+        &self,
+        run: &Run,
+        args: &Arguments,
+        trials: &mut Vec<Trial>,
+    ) -> Option<Arc<function::Flight>> {
+        let agent = self.agent.as_ref()?;
+        let threads = args
+            .test_threads
+            .or_else(|| std::thread::available_parallelism().ok().map(Into::into))
+            .unwrap_or(1);
+        let (function_trials, flight) =
+            function::trials(&run.manifest, agent.clone(), run.concurrency, threads);
+        trials.extend(function_trials);
+        flight.select(selected(args, &run.manifest, "function"));
+        Some(flight)
+    }
+
+    /// `mcp::tools/list`, the `mcp::<example>` trials and `explore::mcp`, all through one
+    /// server shared by the process.
+    fn mcp_trials(
+        &self,
+        run: &Run,
+        args: &Arguments,
+        explorer: &Arc<Explorer>,
+        reference: &Option<Arc<Runner>>,
+        trials: &mut Vec<Trial>,
+    ) -> Option<Arc<mcp::Shared>> {
+        let spec = self.server.as_ref()?;
+        let shared = Arc::new(mcp::Shared::new(
+            run.manifest.clone(),
+            run.manifest.gateway.clone(),
+            spec.clone(),
+            self.startup,
+            run.concurrency,
+        ));
+        shared.select(
+            runs(args, "mcp::tools/list"),
+            selected(args, &run.manifest, "mcp"),
+        );
+        let s = shared.clone();
+        trials.push(record::trial("mcp::tools/list", move || {
+            s.tools_list().map_err(Failed::from)
+        }));
+        for (index, example) in run.manifest.examples.iter().enumerate() {
+            let (s, name) = (shared.clone(), example.name.clone());
+            trials.push(record::trial(format!("mcp::{name}"), move || {
+                let result = s.call(index);
+                if let Err(why) = &result {
+                    crate::bless::unanswered(crate::bless::Pass::Mcp, &name, why);
+                }
+                result.map_err(Failed::from)
+            }));
+        }
+        if run.explore.cases > 0 {
+            let (one, all) = (shared.clone(), shared.clone());
+            let differential = if run.explore.differential {
+                explore_call(reference)
+            } else {
+                None
+            };
+            trials.push(explorer.trial(
+                "explore::mcp",
+                Box::new(move |input: &serde_json::Value| one.answer(input)),
+                Some((
+                    Box::new(move |inputs: &[serde_json::Value]| all.answer_all(inputs)),
+                    run.concurrency,
+                )),
+                explore::Pass::Server {
+                    reference: differential,
+                },
+            ));
+        }
+        Some(shared)
+    }
+
+    /// After the trials: the server stopped (its output shown when a trial failed), the notes,
+    /// the annotations, `--bless`, the JUnit report, and the exit code.
+    fn conclude(
+        &self,
+        run: &Run,
+        args: &Arguments,
+        conclusion: &libtest_mimic::Conclusion,
+        flight: Option<Arc<function::Flight>>,
+        shared: Option<Arc<mcp::Shared>>,
+        started: std::time::Instant,
+    ) -> u8 {
         if let Some(shared) = &shared
             && let Some(output) = shared.stop()
             && conclusion.has_failed()
@@ -324,24 +348,24 @@ impl Harness {
             eprintln!("\n--- server output (last lines) ---\n{output}\n---");
         }
         let notes =
-            (flights.iter().map(|f| f.retry_note())).chain(shared.iter().map(|s| s.retry_note()));
+            (flight.iter().map(|f| f.retry_note())).chain(shared.iter().map(|s| s.retry_note()));
         for note in notes.flatten() {
             eprintln!("\n{note}");
         }
         let records = record::take();
-        if let Some(lines) = &lines {
-            github::print_failures(&manifest, lines, &records);
+        if let Some(lines) = &run.lines {
+            github::print_failures(&run.manifest, lines, &records);
         }
         let code = if self.bless {
-            crate::bless::finish(&self.manifest, &manifest, conclusion.num_failed)
+            crate::bless::finish(&self.manifest, &run.manifest, conclusion.num_failed)
         } else if conclusion.has_failed() {
             exit::FAILED
         } else {
-            0
+            exit::OK
         };
         match &self.junit {
             Some(path) if !args.list => {
-                match junit::write(path, &manifest.name, &records, started.elapsed()) {
+                match junit::write(path, &run.manifest.name, &records, started.elapsed()) {
                     Ok(()) => code,
                     Err(message) => {
                         eprintln!("error: {message}");
@@ -352,6 +376,38 @@ impl Harness {
             _ => code,
         }
     }
+}
+
+/// What a run goes on with once the checks passed.
+struct Run {
+    manifest: Arc<Manifest>,
+    explore: Arc<explore::Settings>,
+    concurrency: usize,
+    /// Each example's line and column, for annotations (under GitHub Actions only).
+    lines: Option<Vec<(u64, u64)>>,
+}
+
+/// Whether libtest will run the trial of this name: the calls a pass makes ahead of its trials
+/// are those of the trials that will run.
+fn runs(args: &Arguments, name: &str) -> bool {
+    let trial = Trial::test(name, || Ok(()));
+    !args.list && !args.is_filtered_out(&trial) && !args.is_ignored(&trial)
+}
+
+/// The examples whose `<pass>::<name>` trial will run.
+fn selected(args: &Arguments, manifest: &Manifest, pass: &str) -> Vec<usize> {
+    (manifest.examples.iter().enumerate())
+        .filter(|(_, e)| runs(args, &format!("{pass}::{}", e.name)))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The function as explore calls it, one input at a time, when there is one to call.
+fn explore_call(reference: &Option<Arc<Runner>>) -> Option<explore::Call> {
+    let runner = reference.clone()?;
+    Some(Box::new(move |input: &serde_json::Value| {
+        function::answer(&runner, input.clone())
+    }))
 }
 
 /// A trial whose end is kept for the reports (JUnit, annotations).

@@ -96,34 +96,7 @@ pub(crate) fn judge(
             crate::gateway::schema::short(&actual)
         )),
         (Got::Failed { code, message }, expect) => {
-            if let (Status::Declared(c), Expect::Error(want)) = (&status, expect)
-                && c == want
-            {
-                return Ok(());
-            }
-            let what = match (&code, &status) {
-                (None, _) => "a failure with no `structuredContent.error.code`".to_string(),
-                (Some(c), Status::AgentError) => format!("the undeclared code `{c}`"),
-                (Some(c), Status::Declared(_)) => format!("the declared failure `{c}`"),
-                (Some(c), _) => format!("`{c}`"),
-            };
-            let expected = match expect {
-                Expect::Output(_) => "an output".to_string(),
-                Expect::Error(want) => format!("the declared failure `{want}`"),
-            };
-            let cause = match (&code, &status) {
-                (None, _) => {
-                    " (a failure must carry `structuredContent: {error: {code, message}}` with a declared code)"
-                }
-                (_, Status::AgentCrashed) => {
-                    " (a panic or an error that is not `ctx.fail` with a declared code)"
-                }
-                (_, Status::AgentError) => " (not declared in `interface.errors`)",
-                _ => "",
-            };
-            Err(format!(
-                "expected {expected}, got {what}{cause}: {message}\ngateway status: {status}"
-            ))
+            failed(&status, code.as_deref(), &message, expect)
         }
         (Got::TextOnly(text), _) => Err(format!(
             "the result has only text content and no `structuredContent`; the gateway reads `structuredContent`, so this call fails\ntext: {}\ngateway status: {}",
@@ -156,4 +129,41 @@ pub(crate) fn judge(
             },
         )),
     }
+}
+
+/// A failure result against what the example expects: its declared failure, or why not.
+fn failed(
+    status: &Status,
+    code: Option<&str>,
+    message: &str,
+    expect: &Expect,
+) -> Result<(), String> {
+    if let (Status::Declared(c), Expect::Error(want)) = (status, expect)
+        && c == want
+    {
+        return Ok(());
+    }
+    let what = match (code, status) {
+        (None, _) => "a failure with no `structuredContent.error.code`".to_string(),
+        (Some(c), Status::AgentError) => format!("the undeclared code `{c}`"),
+        (Some(c), Status::Declared(_)) => format!("the declared failure `{c}`"),
+        (Some(c), _) => format!("`{c}`"),
+    };
+    let expected = match expect {
+        Expect::Output(_) => "an output".to_string(),
+        Expect::Error(want) => format!("the declared failure `{want}`"),
+    };
+    let cause = match (code, status) {
+        (None, _) => {
+            " (a failure must carry `structuredContent: {error: {code, message}}` with a declared code)"
+        }
+        (_, Status::AgentCrashed) => {
+            " (a panic or an error that is not `ctx.fail` with a declared code)"
+        }
+        (_, Status::AgentError) => " (not declared in `interface.errors`)",
+        _ => "",
+    };
+    Err(format!(
+        "expected {expected}, got {what}{cause}: {message}\ngateway status: {status}"
+    ))
 }

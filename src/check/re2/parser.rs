@@ -147,15 +147,8 @@ impl<'p> Parser<'p> {
                         _ => Op::Quest,
                     };
                     let start = i;
-                    i += 1;
-                    let mut nongreedy = false;
-                    if i < len && b[i] == b'?' {
-                        nongreedy = true;
-                        i += 1;
-                    }
-                    if let Some(last) = lastunary {
-                        return fail(Code::RepeatOp, last, i);
-                    }
+                    let nongreedy;
+                    (i, nongreedy) = repeat_suffix(b, i + 1, lastunary)?;
                     self.push_repeat_op(op, start, i, nongreedy)?;
                     isunary = Some(start);
                 }
@@ -166,15 +159,8 @@ impl<'p> Parser<'p> {
                     }
                     Some((min, max, next)) => {
                         let start = i;
-                        i = next;
-                        let mut nongreedy = false;
-                        if i < len && b[i] == b'?' {
-                            nongreedy = true;
-                            i += 1;
-                        }
-                        if let Some(last) = lastunary {
-                            return fail(Code::RepeatOp, last, i);
-                        }
+                        let nongreedy;
+                        (i, nongreedy) = repeat_suffix(b, next, lastunary)?;
                         self.push_repetition(min, max, start, i, nongreedy)?;
                         isunary = Some(start);
                     }
@@ -950,4 +936,16 @@ pub(super) fn valid_capture_name(name: &str) -> bool {
                 contains(capture_name_chars(), u32::from(c))
             }
         })
+}
+
+/// The end of a repetition operator whose text runs to `i`: a `?` after it makes it
+/// non-greedy; a repetition of a repetition (`a**`, RE2's `bad repetition operator`) is refused
+/// from the first operator's start.
+fn repeat_suffix(b: &[u8], i: usize, lastunary: Option<usize>) -> Result<(usize, bool), Failure> {
+    let nongreedy = b.get(i) == Some(&b'?');
+    let end = if nongreedy { i + 1 } else { i };
+    if let Some(last) = lastunary {
+        return fail(Code::RepeatOp, last, end);
+    }
+    Ok((end, nongreedy))
 }
