@@ -1,4 +1,17 @@
 //! The publish checks: everything the registry refuses, refused here first, all at once.
+//!
+//! For a tool that runs them itself:
+//!
+//! ```no_run
+//! let report = holon_kit::check::check_file(std::path::Path::new("holon.yaml"));
+//! for d in &report.diagnostics {
+//!     println!("{}:{}:{} {} {}", report.path.display(), d.line, d.column, d.check, d.message);
+//! }
+//! if !report.accepted() {
+//!     eprint!("{}", holon_kit::check::render_human(&report, false));
+//! }
+//! println!("{}", holon_kit::check::render_json(&report));
+//! ```
 
 mod codes;
 mod diagnostic;
