@@ -102,35 +102,8 @@ fn minimal_typed(s: &Schemas, n: &Value, t: &str, depth: usize) -> Option<Value>
     match t {
         "null" => Some(Value::Null),
         "boolean" => Some(Value::Bool(false)),
-        "integer" => {
-            let (lo, hi) = schema::int_bounds(n);
-            let mut x = 0i64.clamp(lo.unwrap_or(i64::MIN), hi.unwrap_or(i64::MAX));
-            if let Some(m) = schema::num(n, "multipleOf").filter(|m| *m >= 1.0) {
-                let m = m as i64;
-                if x.rem_euclid(m) != 0 {
-                    x = x.checked_add(m - x.rem_euclid(m)).unwrap_or(x);
-                }
-            }
-            Some(Value::from(x))
-        }
-        "number" => {
-            let (lower, upper) = schema::number_bounds(n);
-            let mut x = 0.0f64;
-            if let Some((lo, exclusive)) = lower
-                && (x < lo || (exclusive && x <= lo))
-            {
-                x = if exclusive { inside(lo, 1.0) } else { lo };
-            }
-            if let Some((hi, exclusive)) = upper
-                && (x > hi || (exclusive && x >= hi))
-            {
-                x = if exclusive { inside(hi, -1.0) } else { hi };
-            }
-            if let Some(m) = schema::num(n, "multipleOf").filter(|m| *m > 0.0) {
-                x = (x / m).ceil() * m;
-            }
-            schema::number_value(x)
-        }
+        "integer" => Some(minimal_integer(n)),
+        "number" => minimal_number(n),
         "string" => {
             if let Some(handles) = s.handles_for(n) {
                 return handles.first().cloned().map(Value::String);
@@ -182,6 +155,40 @@ fn minimal_typed(s: &Schemas, n: &Value, t: &str, depth: usize) -> Option<Value>
         }
         _ => None,
     }
+}
+
+/// The integer closest to 0 within the bounds, a multiple of `multipleOf`.
+fn minimal_integer(n: &Value) -> Value {
+    let (lo, hi) = schema::int_bounds(n);
+    let mut x = 0i64.clamp(lo.unwrap_or(i64::MIN), hi.unwrap_or(i64::MAX));
+    if let Some(m) = schema::num(n, "multipleOf").filter(|m| *m >= 1.0) {
+        let m = m as i64;
+        if x.rem_euclid(m) != 0 {
+            x = x.checked_add(m - x.rem_euclid(m)).unwrap_or(x);
+        }
+    }
+    Value::from(x)
+}
+
+/// The number closest to 0 within the bounds (just inside an exclusive one), a multiple of
+/// `multipleOf`.
+fn minimal_number(n: &Value) -> Option<Value> {
+    let (lower, upper) = schema::number_bounds(n);
+    let mut x = 0.0f64;
+    if let Some((lo, exclusive)) = lower
+        && (x < lo || (exclusive && x <= lo))
+    {
+        x = if exclusive { inside(lo, 1.0) } else { lo };
+    }
+    if let Some((hi, exclusive)) = upper
+        && (x > hi || (exclusive && x >= hi))
+    {
+        x = if exclusive { inside(hi, -1.0) } else { hi };
+    }
+    if let Some(m) = schema::num(n, "multipleOf").filter(|m| *m > 0.0) {
+        x = (x / m).ceil() * m;
+    }
+    schema::number_value(x)
 }
 
 fn prefix_len(n: &Value) -> usize {

@@ -80,92 +80,112 @@ pub fn shrink(
 
 /// Candidates one step smaller than `v`, the boldest first.
 pub fn smaller(v: &Value) -> Vec<Value> {
-    let mut out = Vec::new();
     match v {
-        Value::Bool(true) => out.push(Value::Bool(false)),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                for c in [0, i / 2, i - i.signum()] {
-                    if c != i && !out.contains(&Value::from(c)) {
-                        out.push(Value::from(c));
-                    }
-                }
-            } else if let Some(f) = n.as_f64() {
-                for c in [0.0, f.trunc(), f / 2.0] {
-                    if c != f
-                        && let Some(c) = super::schema::number_value(c)
-                        && !out.contains(&c)
-                    {
-                        out.push(c);
-                    }
-                }
+        Value::Bool(true) => vec![Value::Bool(false)],
+        Value::Number(n) => smaller_number(n),
+        Value::String(s) => smaller_string(s),
+        Value::Array(items) => smaller_array(items),
+        Value::Object(map) => smaller_object(map),
+        Value::Null | Value::Bool(false) => Vec::new(),
+    }
+}
+
+/// Zero, half, and one step towards zero (an integer), or zero, the integer part and half (a
+/// float).
+fn smaller_number(n: &serde_json::Number) -> Vec<Value> {
+    let mut out = Vec::new();
+    if let Some(i) = n.as_i64() {
+        for c in [0, i / 2, i - i.signum()] {
+            if c != i && !out.contains(&Value::from(c)) {
+                out.push(Value::from(c));
             }
         }
-        Value::String(s) => {
-            let chars: Vec<char> = s.chars().collect();
-            let n = chars.len();
-            if n > 0 {
-                out.push(Value::String(String::new()));
-            }
-            if n > 1 {
-                out.push(Value::String(chars[..n / 2].iter().collect()));
-                out.push(Value::String(chars[n / 2..].iter().collect()));
-                out.push(Value::String(chars[..n - n / 4].iter().collect()));
-            }
-            if n <= ONE_BY_ONE {
-                for i in 0..n {
-                    let mut fewer = chars.clone();
-                    fewer.remove(i);
-                    out.push(Value::String(fewer.into_iter().collect()));
-                }
-                for i in 0..n {
-                    if chars[i] != 'a' {
-                        let mut plain = chars.clone();
-                        plain[i] = 'a';
-                        out.push(Value::String(plain.into_iter().collect()));
-                    }
-                }
+    } else if let Some(f) = n.as_f64() {
+        for c in [0.0, f.trunc(), f / 2.0] {
+            if c != f
+                && let Some(c) = super::schema::number_value(c)
+                && !out.contains(&c)
+            {
+                out.push(c);
             }
         }
-        Value::Array(items) => {
-            let n = items.len();
-            if n > 0 {
-                out.push(Value::Array(Vec::new()));
-            }
-            if n > 1 {
-                out.push(Value::Array(items[..n / 2].to_vec()));
-                out.push(Value::Array(items[n / 2..].to_vec()));
-            }
-            if n <= ONE_BY_ONE {
-                for i in 0..n {
-                    let mut fewer = items.clone();
-                    fewer.remove(i);
-                    out.push(Value::Array(fewer));
-                }
-            }
-            for (i, item) in items.iter().enumerate().take(ONE_BY_ONE) {
-                for c in smaller(item) {
-                    let mut one = items.clone();
-                    one[i] = c;
-                    out.push(Value::Array(one));
-                }
+    }
+    out
+}
+
+/// Empty, each half, three quarters; for short strings, each character removed, then each
+/// replaced by `a`.
+fn smaller_string(s: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    let chars: Vec<char> = s.chars().collect();
+    let n = chars.len();
+    if n > 0 {
+        out.push(Value::String(String::new()));
+    }
+    if n > 1 {
+        out.push(Value::String(chars[..n / 2].iter().collect()));
+        out.push(Value::String(chars[n / 2..].iter().collect()));
+        out.push(Value::String(chars[..n - n / 4].iter().collect()));
+    }
+    if n <= ONE_BY_ONE {
+        for i in 0..n {
+            let mut fewer = chars.clone();
+            fewer.remove(i);
+            out.push(Value::String(fewer.into_iter().collect()));
+        }
+        for i in 0..n {
+            if chars[i] != 'a' {
+                let mut plain = chars.clone();
+                plain[i] = 'a';
+                out.push(Value::String(plain.into_iter().collect()));
             }
         }
-        Value::Object(map) => {
-            for key in map.keys() {
-                let mut fewer = map.clone();
-                fewer.remove(key);
-                out.push(Value::Object(fewer));
-            }
-            for (key, value) in map {
-                for c in smaller(value) {
-                    let mut one = map.clone();
-                    one.insert(key.clone(), c);
-                    out.push(Value::Object(one));
-                }
-            }
+    }
+    out
+}
+
+/// Empty, each half, each item removed (short arrays), then each of the first items smaller.
+fn smaller_array(items: &[Value]) -> Vec<Value> {
+    let mut out = Vec::new();
+    let n = items.len();
+    if n > 0 {
+        out.push(Value::Array(Vec::new()));
+    }
+    if n > 1 {
+        out.push(Value::Array(items[..n / 2].to_vec()));
+        out.push(Value::Array(items[n / 2..].to_vec()));
+    }
+    if n <= ONE_BY_ONE {
+        for i in 0..n {
+            let mut fewer = items.to_vec();
+            fewer.remove(i);
+            out.push(Value::Array(fewer));
         }
-        Value::Null | Value::Bool(false) => {}
+    }
+    for (i, item) in items.iter().enumerate().take(ONE_BY_ONE) {
+        for c in smaller(item) {
+            let mut one = items.to_vec();
+            one[i] = c;
+            out.push(Value::Array(one));
+        }
+    }
+    out
+}
+
+/// Each property removed, then each property's value smaller.
+fn smaller_object(map: &serde_json::Map<String, Value>) -> Vec<Value> {
+    let mut out = Vec::new();
+    for key in map.keys() {
+        let mut fewer = map.clone();
+        fewer.remove(key);
+        out.push(Value::Object(fewer));
+    }
+    for (key, value) in map {
+        for c in smaller(value) {
+            let mut one = map.clone();
+            one.insert(key.clone(), c);
+            out.push(Value::Object(one));
+        }
     }
     out
 }
