@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::scaffold::{cargo, failed_trials, text};
+use super::scaffold::{cargo, failed_trials};
+use crate::util::{BIN, broken_agent_binary, root, text};
 
 fn edit(path: &Path, from: &str, to: &str) {
     let old = std::fs::read_to_string(path).expect("read");
@@ -27,7 +28,7 @@ fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
     let root = tempfile::tempdir().expect("tempdir");
     let new = cargo(root.path())
         .args(["holon-test", "new", "blessed-agent", "--kit-path"])
-        .arg(env!("CARGO_MANIFEST_DIR"))
+        .arg(crate::util::root())
         .output()
         .expect("run new");
     assert!(new.status.success(), "{}", text(&new));
@@ -184,22 +185,10 @@ struct Broken {
 
 impl Broken {
     fn new(rewrite: impl FnOnce(String) -> String) -> Broken {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let built = Command::new(cargo)
-            .args(["build", "-p", "broken-agent", "--bin", "broken-agent"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .expect("cargo build");
-        assert!(built.status.success(), "{}", text(&built));
-        let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
-            || Path::new(env!("CARGO_MANIFEST_DIR")).join("target"),
-            PathBuf::from,
-        );
-        let server = target.join("debug/broken-agent");
+        let server = broken_agent_binary();
         let dir = tempfile::tempdir().expect("tempdir");
         let manifest = dir.path().join("holon.yaml");
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/agents/broken-agent/holon.yaml");
+        let fixture = root().join("tests/fixtures/agents/broken-agent/holon.yaml");
         std::fs::write(&manifest, rewrite(read(&fixture))).expect("write");
         let command = format!(
             "HOLON_MANIFEST='{}' exec '{}'",
@@ -214,7 +203,7 @@ impl Broken {
     }
 
     fn bless(&self, libtest: &[&str]) -> std::process::Output {
-        Command::new(env!("CARGO_BIN_EXE_cargo-holon-test"))
+        Command::new(BIN)
             .arg("--manifest")
             .arg(&self.manifest)
             .args(["--server-cmd", &self.command, "--bless", "--"])

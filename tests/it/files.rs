@@ -199,11 +199,8 @@ async fn test_files_come_only_from_the_files_folder() {
 #[test]
 fn check_refuses_a_handle_with_no_file_and_one_that_leaves_the_folder() {
     let root = tempfile::tempdir().expect("tempdir");
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/examples/csv-profile/holon.yaml"
-    ))
-    .expect("read");
+    let text = std::fs::read_to_string(crate::util::root().join("examples/csv-profile/holon.yaml"))
+        .expect("read");
     let text = text
         .replace("holon://files/people.csv", "holon://files/nowhere.csv")
         .replace("holon://files/prices.csv", "holon://files/../holon.yaml");
@@ -212,7 +209,7 @@ fn check_refuses_a_handle_with_no_file_and_one_that_leaves_the_folder() {
     for f in ["empty.csv", "ragged.csv"] {
         std::fs::write(root.path().join("files").join(f), "").expect("write");
     }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-holon-test"))
+    let out = std::process::Command::new(crate::util::BIN)
         .args(["check", "--format", "json"])
         .arg(root.path())
         .output()

@@ -4,11 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::util::{BIN, text};
+
 fn bin_dir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_cargo-holon-test"))
-        .parent()
-        .expect("bin dir")
-        .to_path_buf()
+    Path::new(BIN).parent().expect("bin dir").to_path_buf()
 }
 
 /// `cargo` with our freshly built `cargo-holon-test` first on the PATH, as an install would put it.
@@ -30,14 +29,6 @@ pub(super) fn cargo(dir: &Path) -> Command {
     c
 }
 
-pub(super) fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
 pub(super) fn failed_trials(out: &Output) -> Vec<String> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -52,10 +43,9 @@ pub(super) fn failed_trials(out: &Output) -> Vec<String> {
 #[test]
 fn a_new_agent_passes_its_own_tests_and_catches_drift() {
     let root = tempfile::tempdir().expect("tempdir");
-    let kit = env!("CARGO_MANIFEST_DIR");
-
     let new = cargo(root.path())
-        .args(["holon-test", "new", "my-agent", "--kit-path", kit])
+        .args(["holon-test", "new", "my-agent", "--kit-path"])
+        .arg(crate::util::root())
         .output()
         .expect("run new");
     assert!(new.status.success(), "{}", text(&new));
@@ -189,9 +179,8 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
 #[test]
 fn new_refuses_bad_names_and_existing_folders() {
     let root = tempfile::tempdir().expect("tempdir");
-    let bin = env!("CARGO_BIN_EXE_cargo-holon-test");
     for bad in ["My_Agent", "x", "self", "agent-"] {
-        let out = Command::new(bin)
+        let out = Command::new(BIN)
             .current_dir(root.path())
             .args(["new", bad])
             .output()
@@ -206,7 +195,7 @@ fn new_refuses_bad_names_and_existing_folders() {
     let taken = root.path().join("taken");
     std::fs::create_dir(&taken).expect("mkdir");
     std::fs::write(taken.join("notes.txt"), "mine").expect("write");
-    let out = Command::new(bin)
+    let out = Command::new(BIN)
         .current_dir(root.path())
         .args(["new", "taken"])
         .output()
@@ -229,7 +218,7 @@ fn new_refuses_bad_names_and_existing_folders() {
 
     let empty = root.path().join("empty");
     std::fs::create_dir(&empty).expect("mkdir");
-    let out = Command::new(bin)
+    let out = Command::new(BIN)
         .current_dir(root.path())
         .args(["new", "fine-name", "--path", "empty"])
         .output()

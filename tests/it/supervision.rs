@@ -12,7 +12,8 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::harness::{CARGO_LIMIT, CLI, Marker, RUN_LIMIT, Running, hanging_call, root};
+use super::harness::{CARGO_LIMIT, Marker, RUN_LIMIT, hanging_call};
+use crate::util::{BIN, Running, root};
 
 /// How long after the SIGKILL the last process may take to go.
 const GONE_WITHIN: Duration = Duration::from_secs(3);
@@ -70,7 +71,7 @@ fn sigkill_of_the_harness_mid_call_leaves_no_server_and_no_watcher() {
         // `sh -c` stays the server's parent, so the death signal the kernel sends the shell
         // does not reach the server: only the watcher stops it.
         let (py, running) = hanging_call();
-        let (watchers, harness) = leaders_and_members(&py.marker, CLI);
+        let (watchers, harness) = leaders_and_members(&py.marker, BIN);
         assert_eq!(
             (watchers.len(), harness.len()),
             (1, 1),
@@ -92,7 +93,7 @@ fn sigkill_of_the_harness_mid_call_leaves_no_server_and_no_watcher() {
 /// `cargo holon-test -- --exact "mcp::a function that never returns"` in the broken agent,
 /// stopped once that call is in flight (it hangs for `timeout_s` and a grace, 3 s).
 fn broken_agent_mid_call(marker: &Marker) -> Running {
-    let mut command = Command::new(CLI);
+    let mut command = Command::new(BIN);
     command
         .args([
             "holon-test",
@@ -190,7 +191,7 @@ fn ctrl_c_of_cargo_holon_test_mid_call_ends_cargo_the_tests_and_the_server() {
 
 /// `--server-cmd LINE` on word-stats' manifest with a one-second startup limit.
 fn server_cmd(marker: &Marker, line: &str) -> Running {
-    let mut command = Command::new(CLI);
+    let mut command = Command::new(BIN);
     command
         .arg("--manifest")
         .arg(root().join("tests/fixtures/harness/word-stats.yaml"))
