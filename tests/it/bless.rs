@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::scaffold::{cargo, failed_trials};
-use crate::util::{BIN, broken_agent_binary, root, text};
+use crate::util::{BIN, CARGO_LIMIT, OutputWithin, broken_agent_binary, root, text};
 
 fn edit(path: &Path, from: &str, to: &str) {
     let old = std::fs::read_to_string(path).expect("read");
@@ -29,8 +29,7 @@ fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
     let new = cargo(root.path())
         .args(["holon-test", "new", "blessed-agent", "--kit-path"])
         .arg(crate::util::root())
-        .output()
-        .expect("run new");
+        .output_within(CARGO_LIMIT);
     assert!(new.status.success(), "{}", text(&new));
     let agent = root.path().join("blessed-agent");
     let manifest = agent.join("holon.yaml");
@@ -57,7 +56,9 @@ fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
         "longest: longest.to_uppercase()",
     );
     edit(&lib, "ctx.fail(\"no_words\"", "ctx.fail(\"empty_text\"");
-    let drifted = cargo(&agent).args(["holon-test"]).output().expect("run");
+    let drifted = cargo(&agent)
+        .args(["holon-test"])
+        .output_within(CARGO_LIMIT);
     assert_eq!(drifted.status.code(), Some(101), "{}", text(&drifted));
     let failed: std::collections::BTreeSet<String> = failed_trials(&drifted).into_iter().collect();
     assert_eq!(
@@ -83,8 +84,7 @@ fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
 
     let blessed = cargo(&agent)
         .args(["holon-test", "--bless"])
-        .output()
-        .expect("run");
+        .output_within(CARGO_LIMIT);
     assert_eq!(blessed.status.code(), Some(0), "{}", text(&blessed));
     let expected = original
         .replace(
@@ -109,13 +109,14 @@ fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
         assert!(out.contains(line), "missing `{line}`:\n{out}");
     }
 
-    let passes = cargo(&agent).args(["holon-test"]).output().expect("run");
+    let passes = cargo(&agent)
+        .args(["holon-test"])
+        .output_within(CARGO_LIMIT);
     assert!(passes.status.success(), "{}", text(&passes));
     let modified = std::fs::metadata(&manifest).and_then(|m| m.modified()).ok();
     let again = cargo(&agent)
         .args(["holon-test", "--bless"])
-        .output()
-        .expect("run");
+        .output_within(CARGO_LIMIT);
     assert!(again.status.success(), "{}", text(&again));
     assert!(!text(&again).contains("bless:"), "{}", text(&again));
     assert_eq!(read(&manifest), expected);
@@ -149,8 +150,7 @@ fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
             "never",
         ])
         .env("HOLON_BLESS", "1")
-        .output()
-        .expect("run nextest");
+        .output_within(CARGO_LIMIT);
     assert!(!nextest.status.success(), "{}", text(&nextest));
     let reverted = expected.replace(
         "output: { words: 8, longest: EXAMPLES }",
@@ -160,8 +160,7 @@ fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
     // The panicking example fails in both passes, blessed or not; nothing else does.
     let rerun = cargo(&agent)
         .args(["holon-test", "--bless"])
-        .output()
-        .expect("run");
+        .output_within(CARGO_LIMIT);
     assert_eq!(rerun.status.code(), Some(101), "{}", text(&rerun));
     assert_eq!(read(&manifest), reverted);
     let out = text(&rerun);
@@ -210,8 +209,7 @@ impl Broken {
             .args(libtest)
             .current_dir(self.dir.path())
             .env("NO_COLOR", "1")
-            .output()
-            .expect("run")
+            .output_within(CARGO_LIMIT)
     }
 }
 

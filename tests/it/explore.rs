@@ -7,8 +7,8 @@
 
 use std::process::Command;
 
-use super::harness::{CARGO_LIMIT, Marker, Py, RUN_LIMIT};
-use crate::util::{BIN, Finished, root};
+use super::harness::{Marker, Py};
+use crate::util::{BIN, CARGO_LIMIT, Finished, RUN_LIMIT, root};
 
 /// The broken agent with one latent defect, through `cargo holon-test` at its defaults.
 fn rust(mode: &str) -> Finished {

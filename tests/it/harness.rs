@@ -16,12 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{BIN, Finished, Running, root};
-
-/// Long enough for a cold nested `cargo build` on a busy two-core machine; only a hang gets there.
-pub(super) const CARGO_LIMIT: Duration = Duration::from_secs(900);
-/// A `--server-cmd` run of the Python server takes a few seconds.
-pub(super) const RUN_LIMIT: Duration = Duration::from_secs(60);
+use crate::util::{BIN, CARGO_LIMIT, Finished, RUN_LIMIT, Running, root};
 
 // ---------------------------------------------------------------------------------------------
 // The Python server, through `--server-cmd`.

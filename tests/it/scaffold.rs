@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::util::{BIN, text};
+use crate::util::{BIN, CARGO_LIMIT, OutputWithin, RUN_LIMIT, text};
 
 fn bin_dir() -> PathBuf {
     Path::new(BIN).parent().expect("bin dir").to_path_buf()
@@ -46,8 +46,7 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
     let new = cargo(root.path())
         .args(["holon-test", "new", "my-agent", "--kit-path"])
         .arg(crate::util::root())
-        .output()
-        .expect("run new");
+        .output_within(CARGO_LIMIT);
     assert!(new.status.success(), "{}", text(&new));
     assert!(
         text(&new).contains("cd my-agent") && text(&new).contains("cargo holon-test"),
@@ -60,8 +59,7 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
     // line for yaml-language-server, and the same as `cargo holon-test schema` prints.
     let schema = cargo(&agent)
         .args(["holon-test", "schema"])
-        .output()
-        .expect("run schema");
+        .output_within(CARGO_LIMIT);
     assert!(schema.status.success(), "{}", text(&schema));
     assert_eq!(
         std::fs::read_to_string(agent.join("holon.schema.json")).unwrap(),
@@ -81,8 +79,7 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
 
     let check = cargo(&agent)
         .args(["holon-test", "check"])
-        .output()
-        .expect("run check");
+        .output_within(CARGO_LIMIT);
     assert!(check.status.success(), "{}", text(&check));
     assert!(
         text(&check).contains("accepted with 0 warnings"),
@@ -92,8 +89,7 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
 
     let first = cargo(&agent)
         .args(["holon-test"])
-        .output()
-        .expect("run cargo holon-test");
+        .output_within(CARGO_LIMIT);
     assert!(first.status.success(), "{}", text(&first));
     let out = text(&first);
     for trial in [
@@ -128,8 +124,7 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
     let renamed = cargo(&agent)
         .args(["holon-test", "--server-cmd"])
         .arg(&stale)
-        .output()
-        .expect("run");
+        .output_within(CARGO_LIMIT);
     assert_eq!(renamed.status.code(), Some(101), "{}", text(&renamed));
     // Every call names a tool the server does not have, so they fail too, each saying why.
     assert!(
@@ -147,7 +142,9 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
         "{}",
         text(&renamed)
     );
-    let rebuilt = cargo(&agent).args(["holon-test"]).output().expect("run");
+    let rebuilt = cargo(&agent)
+        .args(["holon-test"])
+        .output_within(CARGO_LIMIT);
     assert!(
         rebuilt.status.success(),
         "a rebuilt server follows the manifest:\n{}",
@@ -163,7 +160,9 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
         ),
     )
     .expect("write");
-    let drifted = cargo(&agent).args(["holon-test"]).output().expect("run");
+    let drifted = cargo(&agent)
+        .args(["holon-test"])
+        .output_within(CARGO_LIMIT);
     assert_eq!(drifted.status.code(), Some(101), "{}", text(&drifted));
     let mut failed = failed_trials(&drifted);
     failed.sort();
@@ -183,8 +182,7 @@ fn new_refuses_bad_names_and_existing_folders() {
         let out = Command::new(BIN)
             .current_dir(root.path())
             .args(["new", bad])
-            .output()
-            .expect("run");
+            .output_within(RUN_LIMIT);
         assert_eq!(out.status.code(), Some(1), "{bad}: {}", text(&out));
         assert!(
             text(&out).contains("is not a valid agent name"),
@@ -198,8 +196,7 @@ fn new_refuses_bad_names_and_existing_folders() {
     let out = Command::new(BIN)
         .current_dir(root.path())
         .args(["new", "taken"])
-        .output()
-        .expect("run");
+        .output_within(RUN_LIMIT);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
         text(&out).contains("already exists and is not empty"),
@@ -221,8 +218,7 @@ fn new_refuses_bad_names_and_existing_folders() {
     let out = Command::new(BIN)
         .current_dir(root.path())
         .args(["new", "fine-name", "--path", "empty"])
-        .output()
-        .expect("run");
+        .output_within(RUN_LIMIT);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
         empty.join("holon.yaml").is_file() && empty.join(".github/workflows/holon.yml").is_file()

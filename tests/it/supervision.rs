@@ -12,8 +12,8 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::harness::{CARGO_LIMIT, Marker, RUN_LIMIT, hanging_call};
-use crate::util::{BIN, Running, root};
+use super::harness::{Marker, hanging_call};
+use crate::util::{BIN, CARGO_LIMIT, RUN_LIMIT, Running, root};
 
 /// How long after the SIGKILL the last process may take to go.
 const GONE_WITHIN: Duration = Duration::from_secs(3);

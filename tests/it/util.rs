@@ -16,21 +16,21 @@ use std::time::Duration;
 pub use agent::{ServerProcess, broken_agent_binary, free_port, word_stats_binary};
 pub use outcome::{check, check_arg, check_file, fixtures, human, normalise, one_document};
 pub use paths::{BIN, root};
-pub use running::{Finished, Running, output_within, output_within_async};
+pub use running::{Finished, OutputWithin, Running, output_within_async};
 
-/// Longest one run of `check` may take: generous, because a hang is one of the bugs these tests
-/// catch.
-const WATCHDOG: Duration = Duration::from_secs(60);
+/// Longest a run of the binary that builds nothing may take (a `--server-cmd` run of the Python
+/// server takes a few seconds): generous, because a hang is one of the bugs these tests catch.
+pub const RUN_LIMIT: Duration = Duration::from_secs(60);
+/// Long enough for a cold nested `cargo build` on a busy two-core machine; only a hang gets there.
+pub const CARGO_LIMIT: Duration = Duration::from_secs(900);
 
-/// Runs the binary in `dir` with colour off, failing the test if it runs past the watchdog.
+/// Runs the binary in `dir` with colour off, failing the test if it runs past [`RUN_LIMIT`].
 pub fn run<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Output {
-    output_within(
-        Command::new(BIN)
-            .args(args)
-            .current_dir(dir)
-            .env("NO_COLOR", "1"),
-        WATCHDOG,
-    )
+    Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .output_within(RUN_LIMIT)
 }
 
 /// The exit code, failing the test if the process was killed by a signal (a crash).

@@ -7,13 +7,20 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Runs `command` to the end as [`Command::output`] does (no stdin, both outputs captured), but
-/// fails the test, killing the process, if it runs past `limit`.
-pub fn output_within(command: &mut Command, limit: Duration) -> Output {
-    Running::spawn(captured(command)).output(limit)
+/// [`Command::output`] under the watchdog.
+pub trait OutputWithin {
+    /// Runs the command to the end as [`Command::output`] does (no stdin, both outputs
+    /// captured), but fails the test, killing the process, if it runs past `limit`.
+    fn output_within(&mut self, limit: Duration) -> Output;
 }
 
-/// [`output_within`] for async tests: the wait runs on a blocking thread, so the test's runtime
+impl OutputWithin for Command {
+    fn output_within(&mut self, limit: Duration) -> Output {
+        Running::spawn(captured(self)).output(limit)
+    }
+}
+
+/// [`OutputWithin::output_within`] for async tests: the wait runs on a blocking thread, so the test's runtime
 /// goes on serving whatever the process talks to.
 pub async fn output_within_async(command: &mut Command, limit: Duration) -> Output {
     let running = Running::spawn(captured(command));
