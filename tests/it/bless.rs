@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::scaffold::{cargo, failed_trials};
+use super::scaffold::{cargo, failed_trials, new_agent};
 use crate::util::{BIN, CARGO_LIMIT, OutputWithin, broken_agent_binary, root, text};
 
 fn edit(path: &Path, from: &str, to: &str) {
@@ -26,12 +26,7 @@ fn read(path: &Path) -> String {
 #[test]
 fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
     let root = tempfile::tempdir().expect("tempdir");
-    let new = cargo(root.path())
-        .args(["holon-test", "new", "blessed-agent", "--kit-path"])
-        .arg(crate::util::root())
-        .output_within(CARGO_LIMIT);
-    assert!(new.status.success(), "{}", text(&new));
-    let agent = root.path().join("blessed-agent");
+    let (agent, _) = new_agent(root.path(), "blessed-agent");
     let manifest = agent.join("holon.yaml");
     let lib = agent.join("src/lib.rs");
 

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{BIN, CARGO_LIMIT, Finished, RUN_LIMIT, Running, root};
+use crate::util::{BIN, CARGO_LIMIT, Finished, RUN_LIMIT, Running, root, wait_until};
 
 // ---------------------------------------------------------------------------------------------
 // The Python server, through `--server-cmd`.
@@ -714,19 +714,12 @@ impl Marker {
 
     /// No process of this test is left: a SIGKILL takes a moment to land, so poll.
     pub(super) fn assert_none_left(&self) {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let mut pause = Duration::from_millis(5);
-        loop {
-            let left = self.processes();
-            if left.is_empty() {
-                return;
-            }
-            if Instant::now() > deadline {
-                panic!("processes left running after the run: {left:#?}");
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(100));
-        }
+        let mut left = Vec::new();
+        let gone = wait_until(Instant::now() + Duration::from_secs(5), || {
+            left = self.processes();
+            left.is_empty()
+        });
+        assert!(gone, "processes left running after the run: {left:#?}");
     }
 }
 

@@ -29,6 +29,17 @@ pub(super) fn cargo(dir: &Path) -> Command {
     c
 }
 
+/// `cargo holon-test new NAME --kit-path KIT` in `dir`, which must succeed: the new agent's
+/// folder, and what `new` printed.
+pub(super) fn new_agent(dir: &Path, name: &str) -> (PathBuf, Output) {
+    let new = cargo(dir)
+        .args(["holon-test", "new", name, "--kit-path"])
+        .arg(crate::util::root())
+        .output_within(CARGO_LIMIT);
+    assert!(new.status.success(), "{}", text(&new));
+    (dir.join(name), new)
+}
+
 pub(super) fn failed_trials(out: &Output) -> Vec<String> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -43,17 +54,12 @@ pub(super) fn failed_trials(out: &Output) -> Vec<String> {
 #[test]
 fn a_new_agent_passes_its_own_tests_and_catches_drift() {
     let root = tempfile::tempdir().expect("tempdir");
-    let new = cargo(root.path())
-        .args(["holon-test", "new", "my-agent", "--kit-path"])
-        .arg(crate::util::root())
-        .output_within(CARGO_LIMIT);
-    assert!(new.status.success(), "{}", text(&new));
+    let (agent, new) = new_agent(root.path(), "my-agent");
     assert!(
         text(&new).contains("cd my-agent") && text(&new).contains("cargo holon-test"),
         "{}",
         text(&new)
     );
-    let agent = root.path().join("my-agent");
 
     // Editors get the manifest's schema out of the box: written beside it, named on its first
     // line for yaml-language-server, and the same as `cargo holon-test schema` prints.

@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use super::harness::{Marker, hanging_call};
-use crate::util::{BIN, CARGO_LIMIT, RUN_LIMIT, Running, root};
+use crate::util::{BIN, CARGO_LIMIT, RUN_LIMIT, Running, root, wait_until};
 
 /// How long after the SIGKILL the last process may take to go.
 const GONE_WITHIN: Duration = Duration::from_secs(3);
@@ -26,19 +26,15 @@ fn kill_and_expect_none_left(running: Running, marker: &Marker, what: &str) {
 }
 
 fn expect_none_left_since(killed: Instant, marker: &Marker, what: &str) {
-    let mut pause = Duration::from_millis(5);
-    loop {
-        let left = marker.processes();
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            killed.elapsed() < GONE_WITHIN,
-            "{what}: processes left {GONE_WITHIN:?} after the signal: {left:#?}"
-        );
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(50));
-    }
+    let mut left = Vec::new();
+    let gone = wait_until(killed + GONE_WITHIN, || {
+        left = marker.processes();
+        left.is_empty()
+    });
+    assert!(
+        gone,
+        "{what}: processes left {GONE_WITHIN:?} after the signal: {left:#?}"
+    );
 }
 
 /// The process group of `pid`.
@@ -141,16 +137,14 @@ fn sigkill_of_an_agent_s_test_binary_mid_call_leaves_no_server_and_no_watcher() 
     }
     let killed = Instant::now();
     let watcher = watchers[0];
-    let mut pause = Duration::from_millis(5);
-    while server(&marker) || marker.processes().iter().any(|(pid, _)| *pid == watcher) {
-        assert!(
-            killed.elapsed() < GONE_WITHIN,
-            "the server or its watcher is left {GONE_WITHIN:?} after the test binary's SIGKILL: {:#?}",
-            marker.processes()
-        );
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(50));
-    }
+    let gone = wait_until(killed + GONE_WITHIN, || {
+        !server(&marker) && !marker.processes().iter().any(|(pid, _)| *pid == watcher)
+    });
+    assert!(
+        gone,
+        "the server or its watcher is left {GONE_WITHIN:?} after the test binary's SIGKILL: {:#?}",
+        marker.processes()
+    );
     // cargo reports the killed test binary; the CLI ends with a failure, leaving nothing.
     let run = running.finish(RUN_LIMIT);
     assert_ne!(run.status.code(), Some(0), "{run}");

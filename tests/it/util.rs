@@ -16,7 +16,7 @@ use std::time::Duration;
 pub use agent::{ServerProcess, broken_agent_binary, free_port, word_stats_binary};
 pub use outcome::{check, check_arg, check_file, fixtures, human, normalise, one_document};
 pub use paths::{BIN, root};
-pub use running::{Finished, OutputWithin, Running, output_within_async};
+pub use running::{Finished, OutputWithin, Running, output_within_async, wait_until};
 
 /// Longest a run of the binary that builds nothing may take (a `--server-cmd` run of the Python
 /// server takes a few seconds): generous, because a hang is one of the bugs these tests catch.

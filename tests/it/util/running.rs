@@ -20,13 +20,30 @@ impl OutputWithin for Command {
     }
 }
 
-/// [`OutputWithin::output_within`] for async tests: the wait runs on a blocking thread, so the test's runtime
-/// goes on serving whatever the process talks to.
+/// [`OutputWithin::output_within`] for async tests: the wait runs on a blocking thread, so the
+/// test's runtime goes on serving whatever the process talks to.
 pub async fn output_within_async(command: &mut Command, limit: Duration) -> Output {
     let running = Running::spawn(captured(command));
     tokio::task::spawn_blocking(move || running.output(limit))
         .await
         .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+}
+
+/// Polls `done` until it holds, backing off from 5 ms to 50 ms between tries; false if it still
+/// does not hold at `deadline`. What the tests wait for (a process gone, a line printed) has no
+/// event to wait on, and a fixed sleep would be either flaky or slow.
+pub fn wait_until(deadline: Instant, mut done: impl FnMut() -> bool) -> bool {
+    let mut pause = Duration::from_millis(5);
+    loop {
+        if done() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+    }
 }
 
 fn captured(command: &mut Command) -> &mut Command {
@@ -80,9 +97,10 @@ impl Running {
 
     /// Polls `ready` until it holds; fails the test at `limit`.
     pub fn wait_for(&mut self, what: &str, limit: Duration, ready: impl Fn(&Running) -> bool) {
-        let deadline = Instant::now() + limit;
-        let mut pause = Duration::from_millis(5);
-        while !ready(self) {
+        let arrived = wait_until(Instant::now() + limit, || {
+            if ready(self) {
+                return true;
+            }
             if let Ok(Some(status)) = self.child.try_wait() {
                 panic!(
                     "the CLI ended ({status}) before {what}\nstdout:\n{}\nstderr:\n{}",
@@ -90,15 +108,14 @@ impl Running {
                     self.stderr()
                 );
             }
-            assert!(
-                Instant::now() < deadline,
-                "waited {limit:?} for {what}\nstdout:\n{}\nstderr:\n{}",
-                self.stdout(),
-                self.stderr()
-            );
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(100));
-        }
+            false
+        });
+        assert!(
+            arrived,
+            "waited {limit:?} for {what}\nstdout:\n{}\nstderr:\n{}",
+            self.stdout(),
+            self.stderr()
+        );
     }
 
     /// Sends `signal` to the process.
@@ -123,27 +140,23 @@ impl Running {
 
     /// [`Running::finish`], with the output as bytes.
     fn output(mut self, limit: Duration) -> Output {
-        let deadline = self.started + limit;
-        let mut pause = Duration::from_millis(5);
-        let status = loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if Instant::now() < deadline => {}
-                _ => panic!(
-                    "{} did not end within {limit:?}\nstdout:\n{}\nstderr:\n{}",
-                    self.command,
-                    self.stdout(),
-                    self.stderr()
-                ),
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(50));
+        let mut waited = Ok(None);
+        wait_until(self.started + limit, || {
+            waited = self.child.try_wait();
+            !matches!(waited, Ok(None))
+        });
+        let Ok(Some(status)) = waited else {
+            panic!(
+                "{} did not end within {limit:?} ({waited:?})\nstdout:\n{}\nstderr:\n{}",
+                self.command,
+                self.stdout(),
+                self.stderr()
+            )
         };
         // A process left behind could hold the pipes open: wait for them, but not forever.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while !self.done.iter().all(|d| d.load(Ordering::Acquire)) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_until(Instant::now() + Duration::from_secs(5), || {
+            self.done.iter().all(|d| d.load(Ordering::Acquire))
+        });
         Output {
             status,
             stdout: std::mem::take(&mut *self.stdout.lock().unwrap()),
