@@ -11,7 +11,10 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_cargo-holon-test");
+#[path = "../tests/it/util/paths.rs"]
+mod paths;
+
+use paths::{BIN, root};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -25,7 +28,7 @@ fn main() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let large = dir.path().join("holon.yaml");
     std::fs::write(&large, large_manifest()).expect("writing the manifest");
-    let small = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/word-stats/holon.yaml");
+    let small = root().join("examples/word-stats/holon.yaml");
 
     println!("binary: {BIN}");
     println!("runs: {runs} each, after 2 warm-up runs");

@@ -29,6 +29,10 @@ use serde_json::{Value, json};
 const EXAMPLES: usize = 1000;
 
 mod common;
+#[path = "../tests/it/util/paths.rs"]
+mod paths;
+
+use paths::root;
 
 fn main() {
     common::dispatch(harness_role, server_role, bench);
@@ -187,10 +191,6 @@ fn ms(d: Duration) -> f64 {
 
 fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
-}
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
 struct Example {

@@ -10,8 +10,10 @@
 //! `HOLON_BENCH_WARMUP` change the 1000 calls and the 100 warm-up calls, `HOLON_BENCH_CLIENTS`
 //! the 50 clients, `HOLON_BENCH_STORM` and `HOLON_BENCH_STORM_ROUNDS` the storms.
 
-#[path = "../tests/it/runtime/process.rs"]
-mod process;
+#[path = "../tests/it/util/agent.rs"]
+mod agent;
+#[path = "../tests/it/util/paths.rs"]
+mod paths;
 
 use std::ffi::OsStr;
 use std::process::Stdio;
@@ -23,7 +25,8 @@ use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
-use process::{ServerProcess, root, word_stats_binary};
+use agent::{ServerProcess, word_stats_binary};
+use paths::root;
 
 const MEDIAN_GOAL: Duration = Duration::from_millis(1);
 const RSS_GOAL_KB: u64 = 20 * 1024;

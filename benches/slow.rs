@@ -11,13 +11,17 @@
 //! libtest thread on a 2-core machine, which is how the harness ran before calls went out
 //! together. Each configuration runs three times; the table gives the median and the range.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 mod common;
+#[path = "../tests/it/util/paths.rs"]
+mod paths;
+
+use paths::root;
 
 fn main() {
     common::dispatch(
@@ -123,8 +127,4 @@ fn write_manifest(path: &Path, n: usize) {
         text.push_str(&format!("  - {entry}\n"));
     }
     std::fs::write(path, text).expect("write manifest");
-}
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }

@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::scaffold::{cargo, failed_trials, text};
+use super::scaffold::{cargo, failed_trials, new_agent};
+use crate::util::{BIN, CARGO_LIMIT, OutputWithin, broken_agent_binary, root, text};
 
 fn edit(path: &Path, from: &str, to: &str) {
     let old = std::fs::read_to_string(path).expect("read");
@@ -25,13 +26,7 @@ fn read(path: &Path) -> String {
 #[test]
 fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
     let root = tempfile::tempdir().expect("tempdir");
-    let new = cargo(root.path())
-        .args(["holon-test", "new", "blessed-agent", "--kit-path"])
-        .arg(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("run new");
-    assert!(new.status.success(), "{}", text(&new));
-    let agent = root.path().join("blessed-agent");
+    let (agent, _) = new_agent(root.path(), "blessed-agent");
     let manifest = agent.join("holon.yaml");
     let lib = agent.join("src/lib.rs");
 
@@ -56,7 +51,9 @@ fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
         "longest: longest.to_uppercase()",
     );
     edit(&lib, "ctx.fail(\"no_words\"", "ctx.fail(\"empty_text\"");
-    let drifted = cargo(&agent).args(["holon-test"]).output().expect("run");
+    let drifted = cargo(&agent)
+        .args(["holon-test"])
+        .output_within(CARGO_LIMIT);
     assert_eq!(drifted.status.code(), Some(101), "{}", text(&drifted));
     let failed: std::collections::BTreeSet<String> = failed_trials(&drifted).into_iter().collect();
     assert_eq!(
@@ -82,8 +79,7 @@ fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
 
     let blessed = cargo(&agent)
         .args(["holon-test", "--bless"])
-        .output()
-        .expect("run");
+        .output_within(CARGO_LIMIT);
     assert_eq!(blessed.status.code(), Some(0), "{}", text(&blessed));
     let expected = original
         .replace(
@@ -108,13 +104,14 @@ fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
         assert!(out.contains(line), "missing `{line}`:\n{out}");
     }
 
-    let passes = cargo(&agent).args(["holon-test"]).output().expect("run");
+    let passes = cargo(&agent)
+        .args(["holon-test"])
+        .output_within(CARGO_LIMIT);
     assert!(passes.status.success(), "{}", text(&passes));
     let modified = std::fs::metadata(&manifest).and_then(|m| m.modified()).ok();
     let again = cargo(&agent)
         .args(["holon-test", "--bless"])
-        .output()
-        .expect("run");
+        .output_within(CARGO_LIMIT);
     assert!(again.status.success(), "{}", text(&again));
     assert!(!text(&again).contains("bless:"), "{}", text(&again));
     assert_eq!(read(&manifest), expected);
@@ -148,8 +145,7 @@ fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
             "never",
         ])
         .env("HOLON_BLESS", "1")
-        .output()
-        .expect("run nextest");
+        .output_within(CARGO_LIMIT);
     assert!(!nextest.status.success(), "{}", text(&nextest));
     let reverted = expected.replace(
         "output: { words: 8, longest: EXAMPLES }",
@@ -159,8 +155,7 @@ fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
     // The panicking example fails in both passes, blessed or not; nothing else does.
     let rerun = cargo(&agent)
         .args(["holon-test", "--bless"])
-        .output()
-        .expect("run");
+        .output_within(CARGO_LIMIT);
     assert_eq!(rerun.status.code(), Some(101), "{}", text(&rerun));
     assert_eq!(read(&manifest), reverted);
     let out = text(&rerun);
@@ -184,22 +179,10 @@ struct Broken {
 
 impl Broken {
     fn new(rewrite: impl FnOnce(String) -> String) -> Broken {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let built = Command::new(cargo)
-            .args(["build", "-p", "broken-agent", "--bin", "broken-agent"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .expect("cargo build");
-        assert!(built.status.success(), "{}", text(&built));
-        let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
-            || Path::new(env!("CARGO_MANIFEST_DIR")).join("target"),
-            PathBuf::from,
-        );
-        let server = target.join("debug/broken-agent");
+        let server = broken_agent_binary();
         let dir = tempfile::tempdir().expect("tempdir");
         let manifest = dir.path().join("holon.yaml");
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures/agents/broken-agent/holon.yaml");
+        let fixture = root().join("tests/fixtures/agents/broken-agent/holon.yaml");
         std::fs::write(&manifest, rewrite(read(&fixture))).expect("write");
         let command = format!(
             "HOLON_MANIFEST='{}' exec '{}'",
@@ -214,15 +197,14 @@ impl Broken {
     }
 
     fn bless(&self, libtest: &[&str]) -> std::process::Output {
-        Command::new(env!("CARGO_BIN_EXE_cargo-holon-test"))
+        Command::new(BIN)
             .arg("--manifest")
             .arg(&self.manifest)
             .args(["--server-cmd", &self.command, "--bless", "--"])
             .args(libtest)
             .current_dir(self.dir.path())
             .env("NO_COLOR", "1")
-            .output()
-            .expect("run")
+            .output_within(CARGO_LIMIT)
     }
 }
 

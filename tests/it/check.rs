@@ -7,8 +7,8 @@
 use std::fmt::Write as _;
 
 use crate::util::{
-    check, check_arg, check_file, code, fixtures, human, normalise, one_document, root, run,
-    stderr, stdout,
+    OutputWithin, RUN_LIMIT, check, check_arg, check_file, code, fixtures, human, normalise,
+    one_document, root, run, stderr, stdout,
 };
 
 // The YAML document.
@@ -1017,8 +1017,7 @@ fn github_actions_gets_annotations_beside_the_human_report() {
         .current_dir(fixtures())
         .env("GITHUB_ACTIONS", "true")
         .env_remove("GITHUB_WORKSPACE")
-        .output()
-        .unwrap();
+        .output_within(RUN_LIMIT);
     assert_eq!(code(&output), 1);
     assert!(stderr(&output).contains("error[example-output-invalid]"));
     let annotations = stdout(&output);

@@ -11,7 +11,7 @@
 //! The function pass runs in-process through the public `Harness`, on an agent that records
 //! the calls it has in flight.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -251,7 +251,7 @@ impl Drop for Left {
 }
 
 fn sixteen() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    crate::util::root()
         .join("tests/fixtures/harness")
         .join(SIXTEEN)
 }

@@ -7,13 +7,14 @@
 
 use std::process::Command;
 
-use super::harness::{CARGO_LIMIT, CLI, Finished, Marker, Py, RUN_LIMIT, root};
+use super::harness::{Marker, Py};
+use crate::util::{BIN, CARGO_LIMIT, Finished, RUN_LIMIT, root};
 
 /// The broken agent with one latent defect, through `cargo holon-test` at its defaults.
 fn rust(mode: &str) -> Finished {
     let marker = Marker::new();
     let dir = root().join("tests/fixtures/agents/broken-agent");
-    let mut command = Command::new(CLI);
+    let mut command = Command::new(BIN);
     command
         .args(["holon-test", "--", "--format", "json"])
         .env("HOLON_MANIFEST", dir.join("latent.yaml"))
@@ -332,7 +333,7 @@ fn the_replay_command_replays_the_failure_and_a_seed_changes_the_draw() {
         .arg("-c")
         .arg(format!(
             "{} --format json",
-            replay.replacen("cargo holon-test", &format!("'{CLI}'"), 1)
+            replay.replacen("cargo holon-test", &format!("'{BIN}'"), 1)
         ))
         .env("MODE", "out-of-schema")
         .env("PYTHONPATH", root().join("target/interop/python"));
@@ -357,7 +358,7 @@ fn the_replay_command_replays_the_failure_and_a_seed_changes_the_draw() {
 
 /// The CLI on word-stats' manifest with `--server-cmd CMD`, explore at its defaults.
 fn server_cmd(cmd: &str) -> Command {
-    let mut command = Command::new(CLI);
+    let mut command = Command::new(BIN);
     command
         .arg("--manifest")
         .arg(root().join("tests/fixtures/harness/word-stats.yaml"))
@@ -404,7 +405,7 @@ fn zero_cases_turn_explore_off() {
 fn cargo_holon_test_passes_the_explore_settings_to_the_agent_s_tests() {
     let list = |args: &[&str]| {
         let marker = Marker::new();
-        let mut command = Command::new(CLI);
+        let mut command = Command::new(BIN);
         command
             .arg("holon-test")
             .args(args)

@@ -201,12 +201,11 @@ async fn test_files_come_only_from_the_files_folder() {
 
 #[test]
 fn check_refuses_a_handle_with_no_file_and_one_that_leaves_the_folder() {
+    use crate::util::{BIN, OutputWithin, RUN_LIMIT};
+
     let root = tempfile::tempdir().expect("tempdir");
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/examples/csv-profile/holon.yaml"
-    ))
-    .expect("read");
+    let text = std::fs::read_to_string(crate::util::root().join("examples/csv-profile/holon.yaml"))
+        .expect("read");
     let text = text
         .replace("holon://files/people.csv", "holon://files/nowhere.csv")
         .replace("holon://files/prices.csv", "holon://files/../holon.yaml");
@@ -215,11 +214,10 @@ fn check_refuses_a_handle_with_no_file_and_one_that_leaves_the_folder() {
     for f in ["empty.csv", "ragged.csv"] {
         std::fs::write(root.path().join("files").join(f), "").expect("write");
     }
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cargo-holon-test"))
+    let out = std::process::Command::new(BIN)
         .args(["check", "--format", "json"])
         .arg(root.path())
-        .output()
-        .expect("run");
+        .output_within(RUN_LIMIT);
     assert_eq!(out.status.code(), Some(1));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     let found: Vec<(&str, &str)> = doc["diagnostics"]

@@ -20,8 +20,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::runtime::process::{ServerProcess, broken_agent_binary, word_stats_binary};
-use crate::util::{check_arg, root, run};
+use crate::util::{
+    ServerProcess, broken_agent_binary, check_arg, output_within_async, root, run,
+    word_stats_binary,
+};
 
 // ---------------------------------------------------------------------------------------------
 // `check` never blocks on a file and never reads past its limit.
@@ -778,17 +780,13 @@ async fn a_limit_variable_that_is_not_a_value_stops_the_server_at_start_naming_i
             "`HOLON_MAX_CONNECTIONS` must be a whole number above 0, not `-1`",
         ),
     ] {
-        let mut command = tokio::process::Command::new(word_stats_binary());
+        let mut command = std::process::Command::new(word_stats_binary());
         command
             .env("PORT", "0")
             .env("HOST", "127.0.0.1")
-            .env(name, value)
-            .stdin(std::process::Stdio::null())
-            .kill_on_drop(true);
-        let out = tokio::time::timeout(WITHIN, command.output())
-            .await
-            .expect("the server started on a bad limit")
-            .expect("run word-stats");
+            .env(name, value);
+        // A server that started on a bad limit would run past the watchdog.
+        let out = output_within_async(&mut command, WITHIN).await;
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{name}={value}: {stderr}");
         assert_eq!(

@@ -9,25 +9,14 @@
 //! killed when the test ends, pass or fail.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::Path;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub(super) const CLI: &str = env!("CARGO_BIN_EXE_cargo-holon-test");
-
-/// Long enough for a cold nested `cargo build` on a busy two-core machine; only a hang gets there.
-pub(super) const CARGO_LIMIT: Duration = Duration::from_secs(900);
-/// A `--server-cmd` run of the Python server takes a few seconds.
-pub(super) const RUN_LIMIT: Duration = Duration::from_secs(60);
-
-pub(super) fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::util::{BIN, CARGO_LIMIT, Finished, RUN_LIMIT, Running, root, wait_until};
 
 // ---------------------------------------------------------------------------------------------
 // The Python server, through `--server-cmd`.
@@ -278,7 +267,7 @@ fn list_prints_every_trial_and_starts_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let evidence = dir.path().join("started");
     let marker = Marker::new();
-    let mut command = Command::new(CLI);
+    let mut command = Command::new(BIN);
     command
         .arg("--manifest")
         .arg(root().join("tests/fixtures/harness/word-stats.yaml"))
@@ -363,7 +352,7 @@ fn a_failure_is_reported_in_libtest_s_own_words() {
 #[test]
 fn cargo_holon_test_passes_libtest_arguments_through() {
     let marker = Marker::new();
-    let mut command = Command::new(CLI);
+    let mut command = Command::new(BIN);
     command
         .args(["holon-test", "--", "--exact", "function::a short article"])
         .current_dir(root().join("examples/word-stats"));
@@ -421,7 +410,7 @@ fn nextest_runs_each_trial_in_its_own_process() {
 #[test]
 fn broken_rust_agent_fails_in_both_passes_naming_each_defect() {
     let marker = Marker::new();
-    let mut command = Command::new(CLI);
+    let mut command = Command::new(BIN);
     command
         // That one ends the run on purpose: see the next test.
         .args([
@@ -520,7 +509,7 @@ fn a_function_that_never_returns_fails_as_a_timeout_and_the_run_goes_on() {
     // Every function trial, the one that never returns among them: its thread is abandoned,
     // every other trial is reported, the summary is printed, and the process ends.
     let marker = Marker::new();
-    let mut command = Command::new(CLI);
+    let mut command = Command::new(BIN);
     command
         .args(["holon-test", "--", "--format", "json", "function::"])
         .current_dir(root().join("tests/fixtures/agents/broken-agent"));
@@ -625,7 +614,7 @@ impl Py {
             // A second command keeps the shell alive as the server's parent.
             server.push_str("; exit $?");
         }
-        let mut command = Command::new(CLI);
+        let mut command = Command::new(BIN);
         command
             .arg("--manifest")
             .arg(&self.manifest)
@@ -725,19 +714,12 @@ impl Marker {
 
     /// No process of this test is left: a SIGKILL takes a moment to land, so poll.
     pub(super) fn assert_none_left(&self) {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let mut pause = Duration::from_millis(5);
-        loop {
-            let left = self.processes();
-            if left.is_empty() {
-                return;
-            }
-            if Instant::now() > deadline {
-                panic!("processes left running after the run: {left:#?}");
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(100));
-        }
+        let mut left = Vec::new();
+        let gone = wait_until(Instant::now() + Duration::from_secs(5), || {
+            left = self.processes();
+            left.is_empty()
+        });
+        assert!(gone, "processes left running after the run: {left:#?}");
     }
 }
 
@@ -753,159 +735,7 @@ impl Drop for Marker {
     }
 }
 
-/// A process whose output is read as it comes.
-pub(super) struct Running {
-    child: Child,
-    stdout: Arc<Mutex<Vec<u8>>>,
-    stderr: Arc<Mutex<Vec<u8>>>,
-    done: [Arc<AtomicBool>; 2],
-    started: Instant,
-    command: String,
-}
-
-impl Running {
-    fn spawn(command: &mut Command) -> Running {
-        let description = format!("{command:?}");
-        let mut child = command
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot run {description}: {e}"));
-        let stdout = Arc::new(Mutex::new(Vec::new()));
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        let done = [
-            collect(child.stdout.take(), stdout.clone()),
-            collect(child.stderr.take(), stderr.clone()),
-        ];
-        Running {
-            child,
-            stdout,
-            stderr,
-            done,
-            started: Instant::now(),
-            command: description,
-        }
-    }
-
-    pub(super) fn stdout(&self) -> String {
-        String::from_utf8_lossy(&self.stdout.lock().unwrap()).into_owned()
-    }
-
-    fn stderr(&self) -> String {
-        String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
-    }
-
-    /// Polls `ready` until it holds; fails the test at `limit`.
-    pub(super) fn wait_for(
-        &mut self,
-        what: &str,
-        limit: Duration,
-        ready: impl Fn(&Running) -> bool,
-    ) {
-        let deadline = Instant::now() + limit;
-        let mut pause = Duration::from_millis(5);
-        while !ready(self) {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!(
-                    "the CLI ended ({status}) before {what}\nstdout:\n{}\nstderr:\n{}",
-                    self.stdout(),
-                    self.stderr()
-                );
-            }
-            assert!(
-                Instant::now() < deadline,
-                "waited {limit:?} for {what}\nstdout:\n{}\nstderr:\n{}",
-                self.stdout(),
-                self.stderr()
-            );
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(100));
-        }
-    }
-
-    pub(super) fn signal(&self, signal: i32) {
-        // SAFETY: kill(2) touches no memory.
-        unsafe {
-            libc::kill(self.child.id() as i32, signal);
-        }
-    }
-
-    /// Waits for the end (killing it past `limit`, which fails the test), then for its output.
-    pub(super) fn finish(mut self, limit: Duration) -> Finished {
-        let deadline = self.started + limit;
-        let mut pause = Duration::from_millis(5);
-        let status = loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if Instant::now() < deadline => {}
-                _ => panic!(
-                    "{} did not end within {limit:?}\nstdout:\n{}\nstderr:\n{}",
-                    self.command,
-                    self.stdout(),
-                    self.stderr()
-                ),
-            }
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(50));
-        };
-        // A process left behind could hold the pipes open: wait for them, but not forever.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while !self.done.iter().all(|d| d.load(Ordering::Acquire)) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        Finished {
-            status,
-            stdout: self.stdout(),
-            stderr: self.stderr(),
-            command: self.command.clone(),
-        }
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn collect(
-    stream: Option<impl Read + Send + 'static>,
-    into: Arc<Mutex<Vec<u8>>>,
-) -> Arc<AtomicBool> {
-    let done = Arc::new(AtomicBool::new(false));
-    let flag = done.clone();
-    std::thread::spawn(move || {
-        if let Some(mut stream) = stream {
-            let mut buffer = [0u8; 8192];
-            while let Ok(n) = stream.read(&mut buffer) {
-                if n == 0 {
-                    break;
-                }
-                into.lock().unwrap().extend_from_slice(&buffer[..n]);
-            }
-        }
-        flag.store(true, Ordering::Release);
-    });
-    done
-}
-
-/// A finished run of the CLI.
-pub(crate) struct Finished {
-    pub(crate) status: ExitStatus,
-    pub(crate) stdout: String,
-    pub(crate) stderr: String,
-    command: String,
-}
-
-impl std::fmt::Display for Finished {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}\n{}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.command, self.status, self.stdout, self.stderr
-        )
-    }
-}
-
+/// What libtest reported in a finished run of the CLI.
 impl Finished {
     pub(crate) fn expect_code(&self, code: i32) {
         assert_eq!(self.status.code(), Some(code), "{self}");

@@ -2,10 +2,9 @@
 //! and Python SDKs, the advertised tool, and every bad input a server can be sent, each followed
 //! by a call that must still succeed.
 
-pub(crate) mod process;
-
+use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::Stdio;
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -22,7 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use process::{ServerProcess, root, word_stats_binary};
+use crate::util::{ServerProcess, free_port, output_within_async, root, word_stats_binary};
 
 /// The pinned clients, as `.ci/setup-interop` installs them.
 const TS_SDK_VERSION: &str = "1.32.2";
@@ -142,21 +141,21 @@ fn assert_interop_report(manifest: &Manifest, report: &Value) {
     }
 }
 
-fn node_client() -> tokio::process::Command {
+fn node_client() -> Command {
     let dir = root().join("tests/interop/node");
     let sdk = dir.join("node_modules/@modelcontextprotocol/sdk/package.json");
     assert_installed("the TypeScript SDK", &sdk, TS_SDK_VERSION);
-    let mut command = tokio::process::Command::new("node");
+    let mut command = Command::new("node");
     command.current_dir(&dir).arg("client.mjs");
     command
 }
 
-fn python_client() -> tokio::process::Command {
+fn python_client() -> Command {
     let packages = root().join("target/interop/python");
     let sdk = packages.join(format!("mcp-{PY_SDK_VERSION}.dist-info/METADATA"));
     assert_installed("the Python SDK", &sdk, PY_SDK_VERSION);
     let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
-    let mut command = tokio::process::Command::new(python);
+    let mut command = Command::new(python);
     // `-S`: no site-packages of the machine's, only the pinned folder.
     command
         .env("PYTHONPATH", &packages)
@@ -177,18 +176,10 @@ fn assert_installed(what: &str, marker: &Path, version: &str) {
 }
 
 /// Runs a client to the end (killed if it hangs) and parses the JSON line it printed.
-async fn run_client(command: &mut tokio::process::Command) -> Value {
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let shown = format!("{:?}", command.as_std());
-    let out = tokio::time::timeout(CLIENT_WITHIN, command.output())
-        .await
-        .unwrap_or_else(|_| panic!("{shown} ran past {CLIENT_WITHIN:?}"))
-        .unwrap_or_else(|e| panic!("cannot run {shown}: {e}"));
+async fn run_client(command: &mut Command) -> Value {
+    command.process_group(0);
+    let shown = format!("{command:?}");
+    let out = output_within_async(command, CLIENT_WITHIN).await;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -204,19 +195,15 @@ async fn run_client(command: &mut tokio::process::Command) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_refuses_to_start_on_a_manifest_that_fails_the_publish_checks() {
     let fixture = "tests/fixtures/runtime/refused.yaml";
-    let mut command = tokio::process::Command::new(word_stats_binary());
+    let mut command = Command::new(word_stats_binary());
     command
         .current_dir(root())
         .env("HOLON_MANIFEST", fixture)
-        .env("PORT", process::free_port().to_string())
+        .env("PORT", free_port().to_string())
         .env("HOST", "127.0.0.1")
-        .stdin(Stdio::null())
-        .process_group(0)
-        .kill_on_drop(true);
-    let out = tokio::time::timeout(Duration::from_secs(30), command.output())
-        .await
-        .expect("the server started on a refused manifest")
-        .expect("run word-stats");
+        .process_group(0);
+    // A server that started on the refused manifest would run past the watchdog.
+    let out = output_within_async(&mut command, Duration::from_secs(30)).await;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "exit {}: {stderr}", out.status);
     for expected in [

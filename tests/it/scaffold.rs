@@ -4,11 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::util::{BIN, CARGO_LIMIT, OutputWithin, RUN_LIMIT, text};
+
 fn bin_dir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_cargo-holon-test"))
-        .parent()
-        .expect("bin dir")
-        .to_path_buf()
+    Path::new(BIN).parent().expect("bin dir").to_path_buf()
 }
 
 /// `cargo` with our freshly built `cargo-holon-test` first on the PATH, as an install would put it.
@@ -30,12 +29,15 @@ pub(super) fn cargo(dir: &Path) -> Command {
     c
 }
 
-pub(super) fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+/// `cargo holon-test new NAME --kit-path KIT` in `dir`, which must succeed: the new agent's
+/// folder, and what `new` printed.
+pub(super) fn new_agent(dir: &Path, name: &str) -> (PathBuf, Output) {
+    let new = cargo(dir)
+        .args(["holon-test", "new", name, "--kit-path"])
+        .arg(crate::util::root())
+        .output_within(CARGO_LIMIT);
+    assert!(new.status.success(), "{}", text(&new));
+    (dir.join(name), new)
 }
 
 pub(super) fn failed_trials(out: &Output) -> Vec<String> {
@@ -52,26 +54,18 @@ pub(super) fn failed_trials(out: &Output) -> Vec<String> {
 #[test]
 fn a_new_agent_passes_its_own_tests_and_catches_drift() {
     let root = tempfile::tempdir().expect("tempdir");
-    let kit = env!("CARGO_MANIFEST_DIR");
-
-    let new = cargo(root.path())
-        .args(["holon-test", "new", "my-agent", "--kit-path", kit])
-        .output()
-        .expect("run new");
-    assert!(new.status.success(), "{}", text(&new));
+    let (agent, new) = new_agent(root.path(), "my-agent");
     assert!(
         text(&new).contains("cd my-agent") && text(&new).contains("cargo holon-test"),
         "{}",
         text(&new)
     );
-    let agent = root.path().join("my-agent");
 
     // Editors get the manifest's schema out of the box: written beside it, named on its first
     // line for yaml-language-server, and the same as `cargo holon-test schema` prints.
     let schema = cargo(&agent)
         .args(["holon-test", "schema"])
-        .output()
-        .expect("run schema");
+        .output_within(CARGO_LIMIT);
     assert!(schema.status.success(), "{}", text(&schema));
     assert_eq!(
         std::fs::read_to_string(agent.join("holon.schema.json")).unwrap(),
@@ -91,8 +85,7 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
 
     let check = cargo(&agent)
         .args(["holon-test", "check"])
-        .output()
-        .expect("run check");
+        .output_within(CARGO_LIMIT);
     assert!(check.status.success(), "{}", text(&check));
     assert!(
         text(&check).contains("accepted with 0 warnings"),
@@ -102,8 +95,7 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
 
     let first = cargo(&agent)
         .args(["holon-test"])
-        .output()
-        .expect("run cargo holon-test");
+        .output_within(CARGO_LIMIT);
     assert!(first.status.success(), "{}", text(&first));
     let out = text(&first);
     for trial in [
@@ -138,8 +130,7 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
     let renamed = cargo(&agent)
         .args(["holon-test", "--server-cmd"])
         .arg(&stale)
-        .output()
-        .expect("run");
+        .output_within(CARGO_LIMIT);
     assert_eq!(renamed.status.code(), Some(101), "{}", text(&renamed));
     // Every call names a tool the server does not have, so they fail too, each saying why.
     assert!(
@@ -157,7 +148,9 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
         "{}",
         text(&renamed)
     );
-    let rebuilt = cargo(&agent).args(["holon-test"]).output().expect("run");
+    let rebuilt = cargo(&agent)
+        .args(["holon-test"])
+        .output_within(CARGO_LIMIT);
     assert!(
         rebuilt.status.success(),
         "a rebuilt server follows the manifest:\n{}",
@@ -173,7 +166,9 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
         ),
     )
     .expect("write");
-    let drifted = cargo(&agent).args(["holon-test"]).output().expect("run");
+    let drifted = cargo(&agent)
+        .args(["holon-test"])
+        .output_within(CARGO_LIMIT);
     assert_eq!(drifted.status.code(), Some(101), "{}", text(&drifted));
     let mut failed = failed_trials(&drifted);
     failed.sort();
@@ -189,13 +184,11 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
 #[test]
 fn new_refuses_bad_names_and_existing_folders() {
     let root = tempfile::tempdir().expect("tempdir");
-    let bin = env!("CARGO_BIN_EXE_cargo-holon-test");
     for bad in ["My_Agent", "x", "self", "agent-"] {
-        let out = Command::new(bin)
+        let out = Command::new(BIN)
             .current_dir(root.path())
             .args(["new", bad])
-            .output()
-            .expect("run");
+            .output_within(RUN_LIMIT);
         assert_eq!(out.status.code(), Some(1), "{bad}: {}", text(&out));
         assert!(
             text(&out).contains("is not a valid agent name"),
@@ -206,11 +199,10 @@ fn new_refuses_bad_names_and_existing_folders() {
     let taken = root.path().join("taken");
     std::fs::create_dir(&taken).expect("mkdir");
     std::fs::write(taken.join("notes.txt"), "mine").expect("write");
-    let out = Command::new(bin)
+    let out = Command::new(BIN)
         .current_dir(root.path())
         .args(["new", "taken"])
-        .output()
-        .expect("run");
+        .output_within(RUN_LIMIT);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     assert!(
         text(&out).contains("already exists and is not empty"),
@@ -229,11 +221,10 @@ fn new_refuses_bad_names_and_existing_folders() {
 
     let empty = root.path().join("empty");
     std::fs::create_dir(&empty).expect("mkdir");
-    let out = Command::new(bin)
+    let out = Command::new(BIN)
         .current_dir(root.path())
         .args(["new", "fine-name", "--path", "empty"])
-        .output()
-        .expect("run");
+        .output_within(RUN_LIMIT);
     assert!(out.status.success(), "{}", text(&out));
     assert!(
         empty.join("holon.yaml").is_file() && empty.join(".github/workflows/holon.yml").is_file()

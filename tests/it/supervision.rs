@@ -12,7 +12,8 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::harness::{CARGO_LIMIT, CLI, Marker, RUN_LIMIT, Running, hanging_call, root};
+use super::harness::{Marker, hanging_call};
+use crate::util::{BIN, CARGO_LIMIT, RUN_LIMIT, Running, root, wait_until};
 
 /// How long after the SIGKILL the last process may take to go.
 const GONE_WITHIN: Duration = Duration::from_secs(3);
@@ -25,19 +26,15 @@ fn kill_and_expect_none_left(running: Running, marker: &Marker, what: &str) {
 }
 
 fn expect_none_left_since(killed: Instant, marker: &Marker, what: &str) {
-    let mut pause = Duration::from_millis(5);
-    loop {
-        let left = marker.processes();
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            killed.elapsed() < GONE_WITHIN,
-            "{what}: processes left {GONE_WITHIN:?} after the signal: {left:#?}"
-        );
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(50));
-    }
+    let mut left = Vec::new();
+    let gone = wait_until(killed + GONE_WITHIN, || {
+        left = marker.processes();
+        left.is_empty()
+    });
+    assert!(
+        gone,
+        "{what}: processes left {GONE_WITHIN:?} after the signal: {left:#?}"
+    );
 }
 
 /// The process group of `pid`.
@@ -70,7 +67,7 @@ fn sigkill_of_the_harness_mid_call_leaves_no_server_and_no_watcher() {
         // `sh -c` stays the server's parent, so the death signal the kernel sends the shell
         // does not reach the server: only the watcher stops it.
         let (py, running) = hanging_call();
-        let (watchers, harness) = leaders_and_members(&py.marker, CLI);
+        let (watchers, harness) = leaders_and_members(&py.marker, BIN);
         assert_eq!(
             (watchers.len(), harness.len()),
             (1, 1),
@@ -92,7 +89,7 @@ fn sigkill_of_the_harness_mid_call_leaves_no_server_and_no_watcher() {
 /// `cargo holon-test -- --exact "mcp::a function that never returns"` in the broken agent,
 /// stopped once that call is in flight (it hangs for `timeout_s` and a grace, 3 s).
 fn broken_agent_mid_call(marker: &Marker) -> Running {
-    let mut command = Command::new(CLI);
+    let mut command = Command::new(BIN);
     command
         .args([
             "holon-test",
@@ -140,16 +137,14 @@ fn sigkill_of_an_agent_s_test_binary_mid_call_leaves_no_server_and_no_watcher() 
     }
     let killed = Instant::now();
     let watcher = watchers[0];
-    let mut pause = Duration::from_millis(5);
-    while server(&marker) || marker.processes().iter().any(|(pid, _)| *pid == watcher) {
-        assert!(
-            killed.elapsed() < GONE_WITHIN,
-            "the server or its watcher is left {GONE_WITHIN:?} after the test binary's SIGKILL: {:#?}",
-            marker.processes()
-        );
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(50));
-    }
+    let gone = wait_until(killed + GONE_WITHIN, || {
+        !server(&marker) && !marker.processes().iter().any(|(pid, _)| *pid == watcher)
+    });
+    assert!(
+        gone,
+        "the server or its watcher is left {GONE_WITHIN:?} after the test binary's SIGKILL: {:#?}",
+        marker.processes()
+    );
     // cargo reports the killed test binary; the CLI ends with a failure, leaving nothing.
     let run = running.finish(RUN_LIMIT);
     assert_ne!(run.status.code(), Some(0), "{run}");
@@ -190,7 +185,7 @@ fn ctrl_c_of_cargo_holon_test_mid_call_ends_cargo_the_tests_and_the_server() {
 
 /// `--server-cmd LINE` on word-stats' manifest with a one-second startup limit.
 fn server_cmd(marker: &Marker, line: &str) -> Running {
-    let mut command = Command::new(CLI);
+    let mut command = Command::new(BIN);
     command
         .arg("--manifest")
         .arg(root().join("tests/fixtures/harness/word-stats.yaml"))

@@ -1,6 +1,7 @@
-//! The word-stats server as a real process: built by cargo like any agent's binary, started on a
-//! free port, ready once it answers an MCP `initialize`, and killed with its process group on
-//! every path out. Shared by `tests/it/runtime.rs` and `benches/runtime.rs`.
+//! An example agent as a real process: its server binary built by cargo like any agent's, started
+//! on a free port, ready once it answers an MCP `initialize`, and killed with its process group on
+//! every path out. Shared by the tests and `benches/runtime.rs`, which includes this file and
+//! `paths.rs` beside it.
 #![allow(
     dead_code,
     reason = "the tests and the benchmark each use a different part of this file"
@@ -18,15 +19,12 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
+use super::paths::root;
+
 /// How long a server may take to answer its first `initialize`.
 const READY_WITHIN: Duration = Duration::from_secs(30);
 /// How many free ports are tried when the one picked is taken before the server binds it.
 const PORT_ATTEMPTS: usize = 5;
-
-/// The workspace root.
-pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// The word-stats server binary, built once per process with the profile and into the target
 /// folder of the running test or benchmark, so it shares their compiled dependencies.
