@@ -25,7 +25,7 @@ use rmcp::transport::StreamableHttpClientTransport;
 use serde_json::Value;
 use tokio::io::AsyncWriteExt;
 
-use agent::{ServerProcess, word_stats_binary};
+use agent::{AgentProcess, word_stats_binary};
 use paths::root;
 
 const MEDIAN_GOAL: Duration = Duration::from_millis(1);
@@ -60,7 +60,7 @@ async fn bench() {
     let tool = manifest.runtime.tool.clone();
 
     let binary = word_stats_binary();
-    let server = ServerProcess::start(binary, &[]).await;
+    let server = AgentProcess::start(binary, &[]).await;
     let idle_kb = rss_kb(server.pid());
 
     let client =
@@ -97,7 +97,7 @@ async fn bench() {
 
     // The peer: the same binary with the cap and the header timeout out of the way, as the
     // server was before they existed.
-    let unbounded = ServerProcess::start(
+    let unbounded = AgentProcess::start(
         binary,
         &[
             ("HOLON_MAX_CONNECTIONS", OsStr::new("1000000")),
@@ -304,7 +304,7 @@ async fn load(url: &str, params: &CallToolRequestParams, clients: usize, each: u
 /// `rounds` times: `size` connections that each send half a request line and stop, then are
 /// closed by the client; the server's RSS while they are all open, and once its descriptors are
 /// back to the idle count.
-async fn storm(server: &ServerProcess, rounds: usize, size: usize) -> Vec<(u64, u64)> {
+async fn storm(server: &AgentProcess, rounds: usize, size: usize) -> Vec<(u64, u64)> {
     let idle_fds = fds(server.pid());
     let mut after = Vec::new();
     for _ in 0..rounds {

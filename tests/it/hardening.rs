@@ -21,8 +21,7 @@ use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
 
 use crate::util::{
-    ServerProcess, broken_agent_binary, check_arg, output_within_async, root, run,
-    word_stats_binary,
+    AgentProcess, broken_agent_binary, check_arg, output_within_async, root, run, word_stats_binary,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -265,7 +264,7 @@ fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> Vec<(&'a str, &'a OsStr)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_storm_of_half_sent_request_lines_neither_starves_callers_nor_stays_open() {
-    let server = ServerProcess::start(
+    let server = AgentProcess::start(
         word_stats_binary(),
         &env(&[
             ("HOLON_HEADER_TIMEOUT_S", "1"),
@@ -290,7 +289,7 @@ async fn a_storm_of_half_sent_request_lines_neither_starves_callers_nor_stays_op
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_kept_alive_connection_is_closed_after_the_header_timeout() {
-    let server = ServerProcess::start(
+    let server = AgentProcess::start(
         word_stats_binary(),
         &env(&[("HOLON_HEADER_TIMEOUT_S", "0.5")]),
     )
@@ -307,7 +306,7 @@ async fn an_idle_kept_alive_connection_is_closed_after_the_header_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_that_stops_coming_is_answered_408_with_a_json_body_and_closed() {
-    let server = ServerProcess::start(
+    let server = AgentProcess::start(
         word_stats_binary(),
         &env(&[("HOLON_BODY_TIMEOUT_S", "0.5")]),
     )
@@ -324,7 +323,7 @@ async fn a_body_that_stops_coming_is_answered_408_with_a_json_body_and_closed() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_shorter_than_its_content_length_is_400_not_500() {
-    let server = ServerProcess::start(word_stats_binary(), &[]).await;
+    let server = AgentProcess::start(word_stats_binary(), &[]).await;
     let mut stream = sent(server.port, &half_sent(server.port)).await;
     stream.shutdown().await.expect("end the body early");
     let (status, _, answer) = response(&mut stream).await;
@@ -345,7 +344,7 @@ async fn a_body_shorter_than_its_content_length_is_400_not_500() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_malformed_json_rpc_shape_gets_its_json_rpc_error_as_json() {
-    let server = ServerProcess::start(word_stats_binary(), &[]).await;
+    let server = AgentProcess::start(word_stats_binary(), &[]).await;
     let call = |params: Value| {
         json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}).to_string()
     };
@@ -490,7 +489,7 @@ async fn every_malformed_json_rpc_shape_gets_its_json_rpc_error_as_json() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreign_origin_is_403_and_loopback_and_configured_origins_pass() {
-    let server = ServerProcess::start(
+    let server = AgentProcess::start(
         word_stats_binary(),
         &env(&[(
             "HOLON_ALLOWED_ORIGINS",
@@ -535,7 +534,7 @@ async fn a_foreign_origin_is_403_and_loopback_and_configured_origins_pass() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn integer_valued_floats_reach_the_word_stats_binary_as_integers() {
-    let server = ServerProcess::start(word_stats_binary(), &[]).await;
+    let server = AgentProcess::start(word_stats_binary(), &[]).await;
     let text = "Holon is a registry of agents. Agents pay per successful call.";
     let call = |arguments: &str| {
         format!(
@@ -682,7 +681,7 @@ async fn floats_for_integers_at_every_depth_reach_a_typed_function_in_both_passe
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_answers_the_call_in_flight_closes_a_half_sent_one_at_once_and_exits_0() {
     let fixture = root().join("tests/fixtures/runtime/broken-agent-slow.yaml");
-    let mut server = ServerProcess::start(
+    let mut server = AgentProcess::start(
         broken_agent_binary(),
         &[("HOLON_MANIFEST", fixture.as_os_str())],
     )
@@ -737,7 +736,7 @@ async fn sigterm_answers_the_call_in_flight_closes_a_half_sent_one_at_once_and_e
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_with_a_call_that_never_ends_still_exits_0_after_timeout_s_and_the_grace() {
     // The broken agent's own manifest: `timeout_s: 1`; `top: 39` blocks its thread for ever.
-    let mut server = ServerProcess::start(
+    let mut server = AgentProcess::start(
         broken_agent_binary(),
         &env(&[("HOLON_SHUTDOWN_GRACE_S", "0.5")]),
     )

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::util::{ServerProcess, free_port, output_within_async, root, word_stats_binary};
+use crate::util::{AgentProcess, free_port, output_within_async, root, word_stats_binary};
 
 /// The pinned clients, as `.ci/setup-interop` installs them.
 const TS_SDK_VERSION: &str = "1.32.2";
@@ -60,7 +60,7 @@ async fn word_stats_binary_serves_both_official_sdks_and_exits_0_on_sigterm() {
         .collect();
     let calls = Value::Array(calls).to_string();
 
-    let mut server = ServerProcess::start(word_stats_binary(), &[]).await;
+    let mut server = AgentProcess::start(word_stats_binary(), &[]).await;
     let tool = manifest.runtime.tool.as_str();
     let (ts, py) = tokio::join!(
         run_client(node.arg(&server.url).arg(tool).arg(&calls)),

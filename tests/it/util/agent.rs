@@ -129,7 +129,7 @@ impl Captured {
 }
 
 /// A server process in its own process group; dropping it kills the group.
-pub struct ServerProcess {
+pub struct AgentProcess {
     child: Child,
     /// The port it serves on.
     pub port: u16,
@@ -140,14 +140,14 @@ pub struct ServerProcess {
     readers: Vec<JoinHandle<()>>,
 }
 
-impl ServerProcess {
+impl AgentProcess {
     /// Starts `binary` with `PORT` set to a free port (and `envs`) and waits until it answers
     /// an MCP `initialize`; a port taken by someone else in between is retried with another.
-    pub async fn start(binary: &Path, envs: &[(&str, &OsStr)]) -> ServerProcess {
+    pub async fn start(binary: &Path, envs: &[(&str, &OsStr)]) -> AgentProcess {
         let mut last = String::new();
         for _ in 0..PORT_ATTEMPTS {
             let port = free_port();
-            let mut server = ServerProcess::spawn(binary, port, envs);
+            let mut server = AgentProcess::spawn(binary, port, envs);
             match server.wait_ready().await {
                 Ok(()) => return server,
                 Err(Startup::Exited(status)) => {
@@ -169,7 +169,7 @@ impl ServerProcess {
         panic!("{PORT_ATTEMPTS} free ports were each taken before the server bound them:\n{last}")
     }
 
-    fn spawn(binary: &Path, port: u16, envs: &[(&str, &OsStr)]) -> ServerProcess {
+    fn spawn(binary: &Path, port: u16, envs: &[(&str, &OsStr)]) -> AgentProcess {
         let mut command = Command::new(binary);
         command
             .env("PORT", port.to_string())
@@ -186,7 +186,7 @@ impl ServerProcess {
             .unwrap_or_else(|e| panic!("cannot start `{}`: {e}", binary.display()));
         let (stdout, out_task) = Captured::collect(child.stdout.take().expect("piped stdout"));
         let (stderr, err_task) = Captured::collect(child.stderr.take().expect("piped stderr"));
-        ServerProcess {
+        AgentProcess {
             child,
             port,
             url: format!("http://127.0.0.1:{port}/mcp"),
@@ -269,7 +269,7 @@ impl ServerProcess {
     }
 }
 
-impl Drop for ServerProcess {
+impl Drop for AgentProcess {
     fn drop(&mut self) {
         // Only while the child is not reaped is its pid, and so its group id, surely ours.
         if let (Ok(None), Some(pid)) = (self.child.try_wait(), self.child.id())
