@@ -66,6 +66,8 @@ compile_error!(
 #[cfg(all(feature = "harness", unix))]
 pub mod harness;
 pub mod manifest;
+mod message;
+mod pointer;
 #[cfg(feature = "runtime")]
 pub mod runtime;
 

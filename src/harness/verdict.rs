@@ -90,7 +90,7 @@ pub fn judge(
             };
             Err(format!(
                 "expected the declared failure `{want}`, but the agent returned an output: {}\ngateway status: {status}",
-                crate::gateway::schema::short(&actual)
+                crate::message::short(&actual)
             ))
         }
         (Got::Failed { code, message }, expect) => {
