@@ -1,9 +1,8 @@
 //! Examples: named, unique, one outcome each, within the bounds, valid against the schemas.
 
-use jsonschema::Validator;
-
 use std::collections::HashMap;
 
+use jsonschema::Validator;
 use serde_json::Value;
 
 use super::collect::Diagnostics;
@@ -48,10 +47,11 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Diagnostics) -> Ve
             successes += 1;
         }
         if let Some(input) = &ex.input {
+            let at = format!("{ptr}/input");
             if let Some(dir) = cx.files_dir {
-                file_handles(input, &format!("{ptr}/input"), dir, out);
+                file_handles(input, &at, dir, out);
             }
-            input_bounds(input, &format!("{ptr}/input"), &label, cx, out);
+            input_payload(input, &at, &label, cx, out);
         }
         if let Some(output) = &ex.output {
             let at = format!("{ptr}/output");
@@ -143,7 +143,7 @@ fn outcome(ex: &RawExample, ptr: &str, label: &str, out: &mut Diagnostics) -> bo
 }
 
 /// The input's bounds and schema, then its size against `runtime.limits.max_input_bytes`.
-fn input_bounds(input: &Value, at: &str, label: &str, cx: &Context, out: &mut Diagnostics) {
+fn input_payload(input: &Value, at: &str, label: &str, cx: &Context, out: &mut Diagnostics) {
     let within_bounds = payload(input, at, label, "input", cx.input, out);
     if let Some(limits) = cx.limits {
         let size = json_size(input);
