@@ -75,6 +75,8 @@ compile_error!(
 #[cfg(all(feature = "harness", unix))]
 pub mod harness;
 mod manifest;
+mod message;
+mod pointer;
 #[cfg(feature = "runtime")]
 mod runtime;
 

@@ -1,9 +1,8 @@
 //! Declared error codes: format, unique, described, not reserved.
 
-use super::diagnostic::Diagnostic;
+use super::collect::Diagnostics;
 use crate::gateway::Status;
 use crate::manifest::ErrorDecl;
-use crate::manifest::yaml::Node;
 
 /// `^[a-z][a-z0-9_]*$`
 pub fn valid_code(code: &str) -> bool {
@@ -15,52 +14,42 @@ pub fn valid_code(code: &str) -> bool {
 }
 
 /// Checks every declared error.
-pub fn check(errors: &[(usize, ErrorDecl)], root: &Node, out: &mut Vec<Diagnostic>) {
+pub fn check(errors: &[(usize, ErrorDecl)], out: &mut Diagnostics) {
     for (n, (i, decl)) in errors.iter().enumerate() {
         let ptr = format!("/interface/errors/{i}");
         let code_ptr = format!("{ptr}/code");
         let code = &decl.code;
         if !valid_code(code) {
-            out.push(
-                Diagnostic::error(
-                    "error-code-format",
-                    &code_ptr,
-                    root.locate(&code_ptr),
-                    format!("error code `{code}` does not match `^[a-z][a-z0-9_]*$`"),
-                )
-                .with_hint(format!(
-                    "use lowercase letters, digits and `_`, e.g. `{}`",
-                    suggest_code(code)
-                )),
-            );
+            out.error(
+                "error-code-format",
+                &code_ptr,
+                format!("error code `{code}` does not match `^[a-z][a-z0-9_]*$`"),
+            )
+            .hint(format!(
+                "use lowercase letters, digits and `_`, e.g. `{}`",
+                suggest_code(code)
+            ));
         }
         if Status::is_reserved(code) {
-            out.push(
-                Diagnostic::error("error-code-reserved", &code_ptr, root.locate(&code_ptr), format!("error code `{code}` is reserved by the gateway"))
-                    .with_hint("the gateway reports it itself; name your own failure, e.g. `upstream_unavailable` or `document_too_slow`"),
-            );
+            out.error("error-code-reserved", &code_ptr, format!("error code `{code}` is reserved by the gateway"))
+                .hint("the gateway reports it itself; name your own failure, e.g. `upstream_unavailable` or `document_too_slow`");
         }
         if let Some((first, _)) = errors[..n].iter().find(|(_, d)| d.code == *code) {
-            out.push(Diagnostic::error(
+            out.error(
                 "error-code-duplicate",
                 &code_ptr,
-                root.locate(&code_ptr),
                 format!(
                     "error code `{code}` is declared twice (first at `interface.errors[{first}]`)"
                 ),
-            ));
+            );
         }
         if decl.description.trim().is_empty() {
-            let at = format!("{ptr}/description");
-            out.push(
-                Diagnostic::error(
-                    "error-description-missing",
-                    &at,
-                    root.locate(&at),
-                    format!("error code `{code}` has no description"),
-                )
-                .with_hint("say when it happens, for the human deciding whether to call you"),
-            );
+            out.error(
+                "error-description-missing",
+                format!("{ptr}/description"),
+                format!("error code `{code}` has no description"),
+            )
+            .hint("say when it happens, for the human deciding whether to call you");
         }
     }
 }

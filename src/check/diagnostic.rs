@@ -53,19 +53,6 @@ impl Diagnostic {
         }
     }
 
-    /// A warning at `pointer`, located at `loc`.
-    pub(crate) fn warning(
-        check: &'static str,
-        pointer: impl Into<String>,
-        loc: Loc,
-        message: impl Into<String>,
-    ) -> Self {
-        Diagnostic {
-            severity: Severity::Warning,
-            ..Diagnostic::error(check, pointer, loc, message)
-        }
-    }
-
     /// The same diagnostic with a hint.
     pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
@@ -77,8 +64,7 @@ impl Diagnostic {
 /// `examples[2].output.top_words[0]`.
 pub fn dotted(pointer: &str) -> String {
     let mut out = String::new();
-    for raw in pointer.split('/').skip(1) {
-        let segment = raw.replace("~1", "/").replace("~0", "~");
+    for segment in crate::pointer::tokens(pointer) {
         if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
             out.push('[');
             out.push_str(&segment);
@@ -93,7 +79,10 @@ pub fn dotted(pointer: &str) -> String {
             }
             out.push_str(&segment);
         } else {
-            out.push_str(&format!("[{}]", serde_json::Value::String(segment)));
+            out.push_str(&format!(
+                "[{}]",
+                serde_json::Value::String(segment.into_owned())
+            ));
         }
     }
     out

@@ -14,6 +14,7 @@
 //! ```
 
 mod codes;
+mod collect;
 mod diagnostic;
 mod examples;
 mod file;
@@ -36,6 +37,7 @@ pub(crate) use structure::valid_name;
 use crate::gateway::Gateway;
 use crate::manifest::yaml::{self, Kind, Loc, Node};
 use crate::manifest::{Interface, Manifest};
+pub(crate) use collect::Diagnostics;
 
 /// Largest manifest file read at all.
 pub(crate) const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
@@ -167,8 +169,14 @@ pub(crate) fn check_as_file(text: &str, path: &Path) -> Report {
 }
 
 fn check_source(text: &str, path: &Path, files_dir: Option<&Path>) -> Report {
-    let mut out = Vec::new();
-    let manifest = run(text, path, files_dir, &mut out);
+    let (mut out, manifest) = match parse(text) {
+        Ok(root) => {
+            let mut found = Diagnostics::new(&root);
+            let manifest = run(path, files_dir, &mut found);
+            (found.into_list(), manifest)
+        }
+        Err(refusal) => (vec![refusal], None),
+    };
     out.sort_by(|a, b| {
         (a.line, a.column)
             .cmp(&(b.line, b.column))
@@ -196,79 +204,67 @@ impl Severity {
     }
 }
 
-fn run(
-    text: &str,
-    path: &Path,
-    files_dir: Option<&Path>,
-    out: &mut Vec<Diagnostic>,
-) -> Option<Manifest> {
+/// The text as a located tree whose root is a mapping, or the one diagnostic that refuses it.
+fn parse(text: &str) -> Result<Node, Diagnostic> {
     // Only blanks, comments and document markers: nothing an author wrote yet.
     let blank = |l: &str| {
         let l = l.trim();
         l.is_empty() || l.starts_with('#') || l == "---" || l == "..."
     };
     if text.lines().all(blank) {
-        out.push(
-            Diagnostic::error(
-                "empty-manifest",
-                "",
-                Loc { line: 1, column: 1 },
-                "the manifest is empty",
-            )
-            .with_hint("run `cargo holon-test new NAME` to start from a template"),
-        );
-        return None;
+        return Err(Diagnostic::error(
+            "empty-manifest",
+            "",
+            Loc { line: 1, column: 1 },
+            "the manifest is empty",
+        )
+        .with_hint("run `cargo holon-test new NAME` to start from a template"));
     }
-    let root = match yaml::parse(text) {
-        Ok(root) => root,
-        Err(e) => {
-            let pointer = match e.check {
-                "yaml-duplicate-key" => yaml::duplicate_key(text).map(|(p, _)| p),
-                _ => None,
-            };
-            out.push(Diagnostic::error(
-                e.check,
-                pointer.unwrap_or_default(),
-                e.loc,
-                e.message,
-            ));
-            return None;
-        }
-    };
+    let root = yaml::parse(text).map_err(|e| {
+        let pointer = match e.check {
+            "yaml-duplicate-key" => yaml::duplicate_key(text).map(|(p, _)| p),
+            _ => None,
+        };
+        Diagnostic::error(e.check, pointer.unwrap_or_default(), e.loc, e.message)
+    })?;
     if !matches!(root.kind, Kind::Map(_)) {
-        out.push(Diagnostic::error(
+        return Err(Diagnostic::error(
             "wrong-type",
             "",
             root.loc,
             format!("the manifest must be a mapping, not {}", root.type_name()),
         ));
-        return None;
     }
-    let parts = structure::read(&root, out);
+    Ok(root)
+}
+
+/// Every check on the tree in `out`; the manifest, when every part of it could be read.
+fn run(path: &Path, files_dir: Option<&Path>, out: &mut Diagnostics) -> Option<Manifest> {
+    let root = out.root();
+    let parts = structure::read(out);
     // The validators the checks compile are the ones the examples are validated with.
     let input_validator = parts
         .input
         .as_ref()
-        .and_then(|s| schema::check(s, "/interface/input", &root, out));
+        .and_then(|s| schema::check(s, "/interface/input", out));
     let output_validator = parts
         .output
         .as_ref()
-        .and_then(|s| schema::check(s, "/interface/output", &root, out));
+        .and_then(|s| schema::check(s, "/interface/output", out));
     if let Some(s) = &parts.input {
-        lints::input(s, &root, out);
-        lints::empty_keywords(s, "/interface/input", &root, out);
+        lints::input(s, out);
+        lints::empty_keywords(s, "/interface/input", out);
     }
     if let Some(s) = &parts.output {
-        lints::output(s, &root, out);
-        lints::empty_keywords(s, "/interface/output", &root, out);
+        lints::output(s, out);
+        lints::empty_keywords(s, "/interface/output", out);
     }
-    codes::check(&parts.errors, &root, out);
+    codes::check(&parts.errors, out);
     let errors_node = root.get("interface").and_then(|i| i.get("errors"));
     let errors_known = errors_node.is_none_or(|n| matches!(n.kind, Kind::Seq(_)));
     let examples = examples::check(
         &parts.examples,
         &examples::Context {
-            root: &root,
             input: input_validator.as_ref(),
             output: output_validator.as_ref(),
             errors: &parts.errors,
@@ -278,7 +274,7 @@ fn run(
         },
         out,
     );
-    error_examples_lint(&parts, &examples, &root, out);
+    error_examples_lint(&parts, &examples, out);
     let limits = parts.limits?;
     Some(Manifest {
         path: path.to_path_buf(),
@@ -309,18 +305,20 @@ fn run(
 fn error_examples_lint(
     parts: &structure::Parts,
     examples: &[crate::manifest::Example],
-    root: &Node,
-    out: &mut Vec<Diagnostic>,
+    out: &mut Diagnostics,
 ) {
     for (i, decl) in &parts.errors {
         let used = examples
             .iter()
             .any(|e| matches!(&e.expect, crate::manifest::Expect::Error(c) if *c == decl.code));
         if !used {
-            let at = format!("/interface/errors/{i}/code");
-            out.push(
-                Diagnostic::warning("error-without-example", &at, root.locate(&at), format!("declared error `{}` has no example", decl.code))
-                    .with_hint("add an example whose `error` is this code, so the tests prove the agent raises it"),
+            out.warning(
+                "error-without-example",
+                format!("/interface/errors/{i}/code"),
+                format!("declared error `{}` has no example", decl.code),
+            )
+            .hint(
+                "add an example whose `error` is this code, so the tests prove the agent raises it",
             );
         }
     }

@@ -2,66 +2,16 @@
 
 use std::fmt::Write;
 
-use super::{Report, Severity};
+use super::{Diagnostic, Report, Severity};
 
 /// The report as rustc prints diagnostics: `error[id]: message`, the location, the source line
 /// with a caret, the hint, and a summary line.
 pub fn render_human(report: &Report, color: bool) -> String {
-    let paint = |code: &str, text: &str| {
-        if color {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text.to_string()
-        }
-    };
     let lines: Vec<&str> = report.source.lines().collect();
     let shown = report.path.display().to_string();
     let mut out = String::new();
     for d in &report.diagnostics {
-        let (label, code) = match d.severity {
-            Severity::Error => ("error", "1;31"),
-            Severity::Warning => ("warning", "1;33"),
-        };
-        let _ = writeln!(
-            out,
-            "{}{}",
-            paint(code, &format!("{label}[{}]", d.check)),
-            paint("1", &format!(": {}", d.message))
-        );
-        let gutter_width = d.line.to_string().len();
-        let pad = " ".repeat(gutter_width);
-        if d.line > 0 {
-            let _ = writeln!(
-                out,
-                "{pad}{} {shown}:{}:{}",
-                paint("1;34", "-->"),
-                d.line,
-                d.column
-            );
-            if let Some(text) = lines.get((d.line - 1) as usize) {
-                let bar = paint("1;34", "|");
-                let (text, before) = window(text.trim_end(), d.column.saturating_sub(1) as usize);
-                let _ = writeln!(out, "{pad} {bar}");
-                let _ = writeln!(out, "{} {bar} {}", paint("1;34", &d.line.to_string()), text);
-                let caret_at = text
-                    .chars()
-                    .take(before)
-                    .map(|c| if c == '\t' { '\t' } else { ' ' })
-                    .collect::<String>();
-                let _ = writeln!(out, "{pad} {bar} {caret_at}{}", paint(code, "^"));
-            }
-        } else {
-            let _ = writeln!(out, "{pad}{} {shown}", paint("1;34", "-->"));
-        }
-        if let Some(hint) = &d.hint {
-            let _ = writeln!(
-                out,
-                "{pad} {} {}",
-                paint("1;34", "="),
-                format_args!("hint: {hint}")
-            );
-        }
-        out.push('\n');
+        diagnostic(&mut out, d, &lines, &shown, color);
     }
     let (errors, warnings) = (report.errors(), report.warnings());
     let plural = |n: usize, w: &str| {
@@ -75,7 +25,7 @@ pub fn render_human(report: &Report, color: bool) -> String {
         let _ = writeln!(
             out,
             "{}: `{shown}` refused: {}, {}",
-            paint("1;31", "error"),
+            paint(color, "1;31", "error"),
             plural(errors, "error"),
             plural(warnings, "warning")
         );
@@ -83,11 +33,69 @@ pub fn render_human(report: &Report, color: bool) -> String {
         let _ = writeln!(
             out,
             "{}: `{shown}` accepted with {}",
-            paint("1;32", "ok"),
+            paint(color, "1;32", "ok"),
             plural(warnings, "warning")
         );
     }
     out
+}
+
+/// `text` in the ANSI style `code`, when colour is on.
+fn paint(color: bool, code: &str, text: &str) -> String {
+    if color {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
+
+/// One diagnostic: the headline, the location, the source line with a caret, the hint.
+fn diagnostic(out: &mut String, d: &Diagnostic, lines: &[&str], shown: &str, color: bool) {
+    let paint = |code: &str, text: &str| paint(color, code, text);
+    let (label, code) = match d.severity {
+        Severity::Error => ("error", "1;31"),
+        Severity::Warning => ("warning", "1;33"),
+    };
+    let _ = writeln!(
+        out,
+        "{}{}",
+        paint(code, &format!("{label}[{}]", d.check)),
+        paint("1", &format!(": {}", d.message))
+    );
+    let gutter_width = d.line.to_string().len();
+    let pad = " ".repeat(gutter_width);
+    if d.line > 0 {
+        let _ = writeln!(
+            out,
+            "{pad}{} {shown}:{}:{}",
+            paint("1;34", "-->"),
+            d.line,
+            d.column
+        );
+        if let Some(text) = lines.get((d.line - 1) as usize) {
+            let bar = paint("1;34", "|");
+            let (text, before) = window(text.trim_end(), d.column.saturating_sub(1) as usize);
+            let _ = writeln!(out, "{pad} {bar}");
+            let _ = writeln!(out, "{} {bar} {}", paint("1;34", &d.line.to_string()), text);
+            let caret_at = text
+                .chars()
+                .take(before)
+                .map(|c| if c == '\t' { '\t' } else { ' ' })
+                .collect::<String>();
+            let _ = writeln!(out, "{pad} {bar} {caret_at}{}", paint(code, "^"));
+        }
+    } else {
+        let _ = writeln!(out, "{pad}{} {shown}", paint("1;34", "-->"));
+    }
+    if let Some(hint) = &d.hint {
+        let _ = writeln!(
+            out,
+            "{pad} {} {}",
+            paint("1;34", "="),
+            format_args!("hint: {hint}")
+        );
+    }
+    out.push('\n');
 }
 
 /// Widest source line shown whole; a longer one (a payload written on one line can be megabytes)
@@ -216,5 +224,30 @@ mod tests {
         let (shown, caret) = window(&line, 1999);
         assert_eq!(shown.chars().nth(caret), Some('b'));
         assert!(!shown.ends_with("..."));
+    }
+
+    #[test]
+    fn colour_paints_the_same_text() {
+        let report = crate::check::check_str(
+            "name: Bad Name\nversion: 1\n",
+            std::path::Path::new("holon.yaml"),
+        );
+        let plain = super::render_human(&report, false);
+        let painted = super::render_human(&report, true);
+        assert!(
+            painted.contains("\x1b[1;31merror[invalid-name]\x1b[0m"),
+            "{painted}"
+        );
+        assert!(painted.contains("\x1b[1;34m-->\x1b[0m"), "{painted}");
+        assert!(painted.contains("\x1b[1;31merror\x1b[0m: `holon.yaml` refused"));
+        let mut stripped = String::new();
+        let mut rest = painted.as_str();
+        while let Some(at) = rest.find('\x1b') {
+            stripped.push_str(&rest[..at]);
+            rest = &rest[at + rest[at..].find('m').unwrap() + 1..];
+        }
+        stripped.push_str(rest);
+        assert_eq!(stripped, plain);
+        assert!(!plain.contains('\x1b'));
     }
 }

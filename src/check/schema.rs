@@ -3,10 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::diagnostic::Diagnostic;
+use super::collect::Diagnostics;
+use super::diagnostic::dotted;
 use super::re2;
-use crate::gateway::bounds::escape;
-use crate::manifest::yaml::Node;
 
 /// The one dialect the registry takes.
 pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
@@ -44,9 +43,10 @@ pub fn subschemas<'a>(schema: &'a Value, pointer: &str) -> Vec<(String, &'a Map<
     while let Some((ptr, value)) = stack.pop() {
         let Value::Object(obj) = value else { continue };
         for (key, child) in obj {
+            // The keywords below are plain words: none needs escaping in a pointer.
             let k = key.as_str();
             if ONE.contains(&k) {
-                stack.push((format!("{ptr}/{}", escape(k)), child));
+                stack.push((format!("{ptr}/{k}"), child));
             } else if MANY.contains(&k) || (k == "items" && child.is_array()) {
                 if let Value::Array(items) = child {
                     for (i, item) in items.iter().enumerate() {
@@ -56,8 +56,9 @@ pub fn subschemas<'a>(schema: &'a Value, pointer: &str) -> Vec<(String, &'a Map<
             } else if NAMED.contains(&k)
                 && let Value::Object(named) = child
             {
+                let base = format!("{ptr}/{k}");
                 for (name, item) in named {
-                    stack.push((format!("{ptr}/{}/{}", escape(k), escape(name)), item));
+                    stack.push((crate::pointer::child(&base, name), item));
                 }
             }
         }
@@ -72,121 +73,113 @@ pub fn subschemas<'a>(schema: &'a Value, pointer: &str) -> Vec<(String, &'a Map<
 pub fn check(
     schema: &Value,
     pointer: &str,
-    root: &Node,
-    out: &mut Vec<Diagnostic>,
+    out: &mut Diagnostics,
 ) -> Option<jsonschema::Validator> {
-    let before = out.len();
-    // MCP carries arguments and `structuredContent` as JSON objects, so both schemas must
-    // describe one at the root.
-    let what = if pointer.ends_with("input") {
-        "tool arguments"
-    } else {
-        "`structuredContent`"
-    };
-    match schema.get("type") {
-        Some(Value::String(t)) if t == "object" => {}
-        found => {
-            let (at, shown) = match found {
-                Some(t) => (format!("{pointer}/type"), format!("`type` is {t}")),
-                None => (pointer.to_string(), "there is no `type`".to_string()),
-            };
-            out.push(
-                Diagnostic::error(
-                    "schema-not-object",
-                    &at,
-                    root.locate(&at),
-                    format!(
-                        "`{}` must be `type: object` at its root, and {shown}",
-                        super::diagnostic::dotted(pointer)
-                    ),
-                )
-                .with_hint(format!("MCP sends {what} as a JSON object")),
-            );
-        }
-    }
+    let before = out.count();
+    object_at_root(schema, pointer, out);
     if let Some(dialect) = schema.get("$schema")
         && dialect.as_str() != Some(DIALECT)
     {
-        let ptr = format!("{pointer}/$schema");
-        out.push(
-            Diagnostic::error(
-                "schema-dialect",
-                &ptr,
-                root.locate(&ptr),
-                format!("`$schema` is {dialect}, the registry takes only JSON Schema 2020-12"),
-            )
-            .with_hint(format!("remove `$schema` or set it to `{DIALECT}`")),
-        );
+        out.error(
+            "schema-dialect",
+            format!("{pointer}/$schema"),
+            format!("`$schema` is {dialect}, the registry takes only JSON Schema 2020-12"),
+        )
+        .hint(format!("remove `$schema` or set it to `{DIALECT}`"));
     }
     let meta = jsonschema::draft202012::meta::validator();
     for error in meta.iter_errors(schema) {
-        let ptr = format!("{pointer}{}", error.instance_path().as_str());
-        out.push(Diagnostic::error(
+        out.error(
             "schema-invalid",
-            &ptr,
-            root.locate(&ptr),
+            format!("{pointer}{}", error.instance_path().as_str()),
             format!(
                 "not valid JSON Schema 2020-12: {}",
-                crate::gateway::schema::sentence(&error.to_string())
+                crate::message::sentence(&error.to_string())
             ),
-        ));
+        );
     }
     for (ptr, obj) in subschemas(schema, pointer) {
-        if let Some(Value::String(pattern)) = obj.get("pattern") {
-            let at = format!("{ptr}/pattern");
-            check_pattern(pattern, &at, root.locate(&at), out);
-        }
-        if let Some(Value::Object(props)) = obj.get("patternProperties") {
-            for name in props.keys() {
-                let at = format!("{ptr}/patternProperties/{}", escape(name));
-                let loc = root
-                    .locate_key(&format!("{ptr}/patternProperties"), name)
-                    .unwrap_or_else(|| root.locate(&at));
-                check_pattern(name, &at, loc, out);
-            }
-        }
-        if obj.get("uniqueItems") == Some(&Value::Bool(true)) {
-            let max = obj.get("maxItems").and_then(Value::as_f64);
-            if !max.is_some_and(|m| m <= MAX_UNIQUE_ITEMS as f64) {
-                let at = format!("{ptr}/uniqueItems");
-                let what = match max {
-                    Some(m) => format!("`maxItems` is {m}"),
-                    None => "there is no `maxItems`".to_string(),
-                };
-                out.push(
-                    Diagnostic::error("unique-items-unbounded", &at, root.locate(&at), format!("`uniqueItems: true` needs `maxItems` <= {MAX_UNIQUE_ITEMS} on the same node, and {what}"))
-                        .with_hint("uniqueness compares every pair of items; bound the array or drop `uniqueItems`"),
-                );
-            }
-        }
+        gateway_rules(&ptr, obj, out);
     }
-    if out.len() > before {
+    if out.count() > before {
         return None;
     }
     match crate::gateway::schema::compile(schema) {
         Ok(validator) => Some(validator),
         Err(message) => {
-            out.push(Diagnostic::error(
+            out.error(
                 "schema-compile",
                 pointer,
-                root.locate(pointer),
                 format!("the schema does not compile: {message}"),
-            ));
+            );
             None
         }
     }
 }
 
-fn check_pattern(
-    pattern: &str,
-    pointer: &str,
-    loc: crate::manifest::yaml::Loc,
-    out: &mut Vec<Diagnostic>,
-) {
-    if let Err(e) = re2::check(pattern) {
-        out.push(
-            Diagnostic::error("pattern-not-re2", pointer, loc, format!("pattern `{pattern}` does not compile under RE2: {e}"))
-                .with_hint("the gateway runs patterns on RE2: no backreferences, no lookaround, repeats up to 1000"),
-        );
+/// MCP carries arguments and `structuredContent` as JSON objects, so both schemas must describe
+/// one at the root.
+fn object_at_root(schema: &Value, pointer: &str, out: &mut Diagnostics) {
+    let what = if pointer.ends_with("input") {
+        "tool arguments"
+    } else {
+        "`structuredContent`"
+    };
+    let (at, shown) = match schema.get("type") {
+        Some(Value::String(t)) if t == "object" => return,
+        Some(t) => (format!("{pointer}/type"), format!("`type` is {t}")),
+        None => (pointer.to_string(), "there is no `type`".to_string()),
+    };
+    out.error(
+        "schema-not-object",
+        at,
+        format!(
+            "`{}` must be `type: object` at its root, and {shown}",
+            dotted(pointer)
+        ),
+    )
+    .hint(format!("MCP sends {what} as a JSON object"));
+}
+
+/// What the gateway adds to JSON Schema for one schema object: RE2 patterns, bounded
+/// `uniqueItems`.
+fn gateway_rules(ptr: &str, obj: &Map<String, Value>, out: &mut Diagnostics) {
+    if let Some(Value::String(pattern)) = obj.get("pattern")
+        && let Some(message) = not_re2(pattern)
+    {
+        out.error("pattern-not-re2", format!("{ptr}/pattern"), message)
+            .hint(RE2_HINT);
     }
+    if let Some(Value::Object(props)) = obj.get("patternProperties") {
+        for name in props.keys() {
+            if let Some(message) = not_re2(name) {
+                let (at, loc) = out.key(&format!("{ptr}/patternProperties"), name);
+                out.error("pattern-not-re2", at, message)
+                    .at(loc)
+                    .hint(RE2_HINT);
+            }
+        }
+    }
+    if obj.get("uniqueItems") == Some(&Value::Bool(true)) {
+        let max = obj.get("maxItems").and_then(Value::as_f64);
+        if !max.is_some_and(|m| m <= MAX_UNIQUE_ITEMS as f64) {
+            let what = match max {
+                Some(m) => format!("`maxItems` is {m}"),
+                None => "there is no `maxItems`".to_string(),
+            };
+            out.error("unique-items-unbounded", format!("{ptr}/uniqueItems"), format!("`uniqueItems: true` needs `maxItems` <= {MAX_UNIQUE_ITEMS} on the same node, and {what}"))
+                .hint("uniqueness compares every pair of items; bound the array or drop `uniqueItems`");
+        }
+    }
+}
+
+const RE2_HINT: &str =
+    "the gateway runs patterns on RE2: no backreferences, no lookaround, repeats up to 1000";
+
+/// Why `pattern` does not compile under RE2, when it does not.
+fn not_re2(pattern: &str) -> Option<String> {
+    let e = re2::check(pattern).err()?;
+    Some(format!(
+        "pattern `{pattern}` does not compile under RE2: {e}"
+    ))
 }

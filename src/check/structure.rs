@@ -5,9 +5,10 @@
 
 use serde_json::Value;
 
-use super::diagnostic::Diagnostic;
+use super::collect::Diagnostics;
+use super::diagnostic::dotted;
 use super::shape;
-use crate::manifest::yaml::{Kind, Loc, Node};
+use crate::manifest::yaml::{Kind, Node};
 use crate::manifest::{ChargeOn, ErrorDecl, Limits, Pricing, Source};
 
 /// The fields of a manifest as far as they could be read; `None` where a field was missing or
@@ -38,89 +39,46 @@ pub struct RawExample {
     pub error: Option<String>,
 }
 
-/// Reads the tree into [`Parts`], pushing a diagnostic for every problem.
-pub fn read(root: &Node, out: &mut Vec<Diagnostic>) -> Parts {
+/// Reads the tree into [`Parts`], adding a diagnostic for every problem.
+pub fn read(out: &mut Diagnostics) -> Parts {
+    let root = out.root();
     let mut parts = Parts::default();
     if !fields(root, "", "the manifest", shape::TOP, out) {
         return parts;
     }
-    parts.name = string(root, "", "name", out).and_then(|(s, loc)| {
-        if valid_name(&s) {
-            Some(s)
-        } else {
-            out.push(
-                Diagnostic::error("invalid-name", "/name", loc, format!("`{s}` is not a valid agent name"))
-                    .with_hint("a name matches `^[a-z][a-z0-9-]{1,63}$`: lowercase letters, digits and `-`, starting with a letter"),
-            );
-            None
+    parts.name = string(root, "", "name", out).filter(|s| {
+        let valid = valid_name(s);
+        if !valid {
+            out.error("invalid-name", "/name", format!("`{s}` is not a valid agent name"))
+                .hint("a name matches `^[a-z][a-z0-9-]{1,63}$`: lowercase letters, digits and `-`, starting with a letter");
+        }
+        valid
+    });
+    parts.version = string(root, "", "version", out).filter(|s| match semver::Version::parse(s) {
+        Ok(_) => true,
+        Err(e) => {
+            out.error(
+                "invalid-version",
+                "/version",
+                format!("`{s}` is not a semantic version: {e}"),
+            )
+            .hint("write it as MAJOR.MINOR.PATCH, e.g. `1.0.0`");
+            false
         }
     });
-    parts.version =
-        string(root, "", "version", out).and_then(|(s, loc)| match semver::Version::parse(&s) {
-            Ok(_) => Some(s),
-            Err(e) => {
-                out.push(
-                    Diagnostic::error(
-                        "invalid-version",
-                        "/version",
-                        loc,
-                        format!("`{s}` is not a semantic version: {e}"),
-                    )
-                    .with_hint("write it as MAJOR.MINOR.PATCH, e.g. `1.0.0`"),
-                );
-                None
-            }
-        });
     parts.description = nonempty(root, "", "description", out);
     parts.capability = nonempty(root, "", "capability", out);
-
-    if let Some(interface) = root.get("interface")
-        && fields(
-            interface,
-            "/interface",
-            "`interface`",
-            shape::INTERFACE,
-            out,
-        )
-    {
-        parts.input = schema(interface, "/interface", "input", out);
-        parts.output = schema(interface, "/interface", "output", out);
-        if let Some(errors) = interface.get("errors") {
-            parts.errors = read_errors(errors, out);
-        }
+    if let Some(interface) = root.get("interface") {
+        read_interface(interface, &mut parts, out);
     }
-    if let Some(runtime) = root.get("runtime")
-        && fields(runtime, "/runtime", "`runtime`", shape::RUNTIME, out)
-    {
-        parts.tool = string(runtime, "/runtime", "tool", out).and_then(|(s, loc)| {
-            if valid_tool(&s) {
-                Some(s)
-            } else {
-                out.push(
-                    Diagnostic::error(
-                        "invalid-tool-name",
-                        "/runtime/tool",
-                        loc,
-                        format!("`{s}` is not a valid MCP tool name"),
-                    )
-                    .with_hint("a tool name is 1 to 128 of `A-Z a-z 0-9 _ - .`"),
-                );
-                None
-            }
-        });
-        parts.limits = runtime.get("limits").and_then(|l| read_limits(l, out));
+    if let Some(runtime) = root.get("runtime") {
+        read_runtime(runtime, &mut parts, out);
     }
     if let Some(pricing) = root.get("pricing") {
         parts.pricing = read_pricing(pricing, out);
     }
-    if let Some(source) = root.get("source")
-        && fields(source, "/source", "`source`", shape::SOURCE, out)
-    {
-        let repository = nonempty(source, "/source", "repository", out);
-        let commit = nonempty(source, "/source", "commit", out);
-        if let (Some(repository), Some(commit)) = (repository, commit) {
-            parts.source = Some(Source { repository, commit });
-        }
+    if let Some(source) = root.get("source") {
+        parts.source = read_source(source, out);
     }
     if let Some(examples) = root.get("examples") {
         parts.examples = read_examples(examples, out);
@@ -128,13 +86,56 @@ pub fn read(root: &Node, out: &mut Vec<Diagnostic>) -> Parts {
     parts
 }
 
-fn read_errors(node: &Node, out: &mut Vec<Diagnostic>) -> Vec<(usize, ErrorDecl)> {
+fn read_interface(node: &Node, parts: &mut Parts, out: &mut Diagnostics) {
+    if !fields(node, "/interface", "`interface`", shape::INTERFACE, out) {
+        return;
+    }
+    parts.input = schema(node, "/interface", "input", out);
+    parts.output = schema(node, "/interface", "output", out);
+    if let Some(errors) = node.get("errors") {
+        parts.errors = read_errors(errors, out);
+    }
+}
+
+fn read_runtime(node: &Node, parts: &mut Parts, out: &mut Diagnostics) {
+    if !fields(node, "/runtime", "`runtime`", shape::RUNTIME, out) {
+        return;
+    }
+    parts.tool = string(node, "/runtime", "tool", out).filter(|s| {
+        let valid = valid_tool(s);
+        if !valid {
+            out.error(
+                "invalid-tool-name",
+                "/runtime/tool",
+                format!("`{s}` is not a valid MCP tool name"),
+            )
+            .hint("a tool name is 1 to 128 of `A-Z a-z 0-9 _ - .`");
+        }
+        valid
+    });
+    parts.limits = node.get("limits").and_then(|l| read_limits(l, out));
+}
+
+fn read_source(node: &Node, out: &mut Diagnostics) -> Option<Source> {
+    if !fields(node, "/source", "`source`", shape::SOURCE, out) {
+        return None;
+    }
+    let repository = nonempty(node, "/source", "repository", out);
+    let commit = nonempty(node, "/source", "commit", out);
+    Some(Source {
+        repository: repository?,
+        commit: commit?,
+    })
+}
+
+fn read_errors(node: &Node, out: &mut Diagnostics) -> Vec<(usize, ErrorDecl)> {
     let Kind::Seq(items) = &node.kind else {
-        out.push(wrong_type(
+        wrong_type(
             "/interface/errors",
             node,
             "a sequence of declared errors",
-        ));
+            out,
+        );
         return Vec::new();
     };
     let mut decls = Vec::new();
@@ -143,12 +144,9 @@ fn read_errors(node: &Node, out: &mut Vec<Diagnostic>) -> Vec<(usize, ErrorDecl)
         if !fields(item, &ptr, "a declared error", shape::ERROR, out) {
             continue;
         }
-        let code = string(item, &ptr, "code", out).map(|(s, _)| s);
+        let code = string(item, &ptr, "code", out);
         // A missing description is a check of its own (`error-description-missing`).
-        let description = match item.get("description") {
-            None => None,
-            Some(_) => string(item, &ptr, "description", out).map(|(s, _)| s),
-        };
+        let description = string(item, &ptr, "description", out);
         let retryable = boolean(item, &ptr, "retryable", out).unwrap_or(false);
         let billed = boolean(item, &ptr, "billed", out).unwrap_or(false);
         if let Some(code) = code {
@@ -166,48 +164,44 @@ fn read_errors(node: &Node, out: &mut Vec<Diagnostic>) -> Vec<(usize, ErrorDecl)
     decls
 }
 
-fn read_limits(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Limits> {
+fn read_limits(node: &Node, out: &mut Diagnostics) -> Option<Limits> {
     let ptr = "/runtime/limits";
     if !fields(node, ptr, "`runtime.limits`", shape::LIMITS, out) {
         return None;
     }
-    let timeout_s = number(node, ptr, "timeout_s", out).and_then(|(n, loc)| {
-        if n > 0.0 && n <= 86_400.0 {
-            Some(n)
-        } else {
-            out.push(Diagnostic::error(
+    let timeout_s = number(node, ptr, "timeout_s", out).filter(|&n| {
+        let valid = n > 0.0 && n <= 86_400.0;
+        if !valid {
+            out.error(
                 "invalid-value",
                 "/runtime/limits/timeout_s",
-                loc,
                 format!("`timeout_s` must be more than 0 and at most 86400 seconds, not {n}"),
-            ));
-            None
+            );
         }
+        valid
     });
     let max_input_bytes = match node.get("max_input_bytes") {
-        Some(
-            n @ Node {
-                kind: Kind::Number(num),
-                ..
-            },
-        ) => match num.as_u64() {
+        Some(Node {
+            kind: Kind::Number(num),
+            ..
+        }) => match num.as_u64() {
             Some(v) if v > 0 => Some(v),
             _ => {
-                out.push(Diagnostic::error(
+                out.error(
                     "invalid-value",
                     "/runtime/limits/max_input_bytes",
-                    n.loc,
                     format!("`max_input_bytes` must be a positive integer, not {num}"),
-                ));
+                );
                 None
             }
         },
         Some(n) => {
-            out.push(wrong_type(
+            wrong_type(
                 "/runtime/limits/max_input_bytes",
                 n,
                 "a positive integer",
-            ));
+                out,
+            );
             None
         }
         None => None,
@@ -218,59 +212,50 @@ fn read_limits(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Limits> {
     })
 }
 
-fn read_pricing(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Pricing> {
+fn read_pricing(node: &Node, out: &mut Diagnostics) -> Option<Pricing> {
     let ptr = "/pricing";
     if !fields(node, ptr, "`pricing`", shape::PRICING, out) {
         return None;
     }
-    let price = number(node, ptr, "price", out).and_then(|(n, loc)| {
-        if n >= 0.0 {
-            Some(n)
-        } else {
-            out.push(Diagnostic::error(
+    let price = number(node, ptr, "price", out).filter(|&n| {
+        let valid = n >= 0.0;
+        if !valid {
+            out.error(
                 "invalid-value",
                 "/pricing/price",
-                loc,
                 format!("`price` cannot be negative ({n})"),
-            ));
-            None
-        }
-    });
-    let currency = string(node, ptr, "currency", out).and_then(|(s, loc)| {
-        if s.len() == 3 && s.bytes().all(|b| b.is_ascii_uppercase()) {
-            Some(s)
-        } else {
-            out.push(
-                Diagnostic::error(
-                    "invalid-value",
-                    "/pricing/currency",
-                    loc,
-                    format!("`{s}` is not a currency code"),
-                )
-                .with_hint("use a three-letter ISO 4217 code such as `EUR` or `USD`"),
             );
+        }
+        valid
+    });
+    let currency = string(node, ptr, "currency", out).filter(|s| {
+        let valid = s.len() == 3 && s.bytes().all(|b| b.is_ascii_uppercase());
+        if !valid {
+            out.error(
+                "invalid-value",
+                "/pricing/currency",
+                format!("`{s}` is not a currency code"),
+            )
+            .hint("use a three-letter ISO 4217 code such as `EUR` or `USD`");
+        }
+        valid
+    });
+    let charge_on = match string(node, ptr, "charge_on", out).as_deref() {
+        None if node.get("charge_on").is_none() => Some(ChargeOn::Success),
+        None => None,
+        Some("success") => Some(ChargeOn::Success),
+        Some("attempt") => Some(ChargeOn::Attempt),
+        Some(other) => {
+            let added = out.error(
+                "invalid-value",
+                "/pricing/charge_on",
+                format!("`charge_on` is `success` or `attempt`, not `{other}`"),
+            );
+            if let Some(s) = suggest(other, &["success", "attempt"]) {
+                added.hint(format!("did you mean `{s}`?"));
+            }
             None
         }
-    });
-    let charge_on = match node.get("charge_on") {
-        None => Some(ChargeOn::Success),
-        Some(_) => string(node, ptr, "charge_on", out).and_then(|(s, loc)| match s.as_str() {
-            "success" => Some(ChargeOn::Success),
-            "attempt" => Some(ChargeOn::Attempt),
-            other => {
-                let d = Diagnostic::error(
-                    "invalid-value",
-                    "/pricing/charge_on",
-                    loc,
-                    format!("`charge_on` is `success` or `attempt`, not `{other}`"),
-                );
-                out.push(match suggest(other, &["success", "attempt"]) {
-                    Some(s) => d.with_hint(format!("did you mean `{s}`?")),
-                    None => d,
-                });
-                None
-            }
-        }),
     };
     Some(Pricing {
         price: price?,
@@ -279,9 +264,9 @@ fn read_pricing(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Pricing> {
     })
 }
 
-fn read_examples(node: &Node, out: &mut Vec<Diagnostic>) -> Vec<RawExample> {
+fn read_examples(node: &Node, out: &mut Diagnostics) -> Vec<RawExample> {
     let Kind::Seq(items) = &node.kind else {
-        out.push(wrong_type("/examples", node, "a sequence of examples"));
+        wrong_type("/examples", node, "a sequence of examples", out);
         return Vec::new();
     };
     let mut examples = Vec::with_capacity(items.len());
@@ -291,35 +276,28 @@ fn read_examples(node: &Node, out: &mut Vec<Diagnostic>) -> Vec<RawExample> {
         if !fields(item, &ptr, "an example", shape::EXAMPLE, out) {
             continue;
         }
-        let name = match item.get("name") {
-            None => None,
-            Some(_) => string(item, &ptr, "name", out).map(|(s, _)| s),
-        };
-        let error = match item.get("error") {
-            None => None,
-            Some(_) => string(item, &ptr, "error", out).map(|(s, _)| s),
-        };
         examples.push(RawExample {
             index,
-            name,
+            name: string(item, &ptr, "name", out),
             input: item.get("input").map(Node::to_json),
             output: item.get("output").map(Node::to_json),
-            error,
+            error: string(item, &ptr, "error", out),
         });
     }
     examples
 }
 
-fn schema(parent: &Node, ptr: &str, key: &str, out: &mut Vec<Diagnostic>) -> Option<Value> {
+fn schema(parent: &Node, ptr: &str, key: &str, out: &mut Diagnostics) -> Option<Value> {
     let node = parent.get(key)?;
     match node.kind {
         Kind::Map(_) | Kind::Bool(_) => Some(node.to_json()),
         _ => {
-            out.push(wrong_type(
+            wrong_type(
                 &format!("{ptr}/{key}"),
                 node,
                 "a JSON Schema (a mapping)",
-            ));
+                out,
+            );
             None
         }
     }
@@ -332,109 +310,107 @@ fn fields(
     ptr: &str,
     what: &str,
     section: &[shape::Field],
-    out: &mut Vec<Diagnostic>,
+    out: &mut Diagnostics,
 ) -> bool {
     let (allowed, required) = shape::names(section);
     let (allowed, required) = (allowed.as_slice(), required.as_slice());
     let Kind::Map(entries) = &node.kind else {
-        out.push(wrong_type(ptr, node, "a mapping"));
+        wrong_type(ptr, node, "a mapping", out);
         return false;
     };
     for (key, _) in entries {
         if !allowed.contains(&key.name.as_str()) {
-            let where_ = if ptr.is_empty() {
-                "the manifest".to_string()
-            } else {
-                format!("`{}`", super::diagnostic::dotted(ptr))
-            };
-            let d = Diagnostic::error(
-                "unknown-field",
-                format!("{ptr}/{}", crate::gateway::bounds::escape(&key.name)),
-                key.loc,
-                format!("unknown field `{}` in {where_}", key.name),
-            );
-            out.push(match suggest(&key.name, allowed) {
-                Some(s) => d.with_hint(format!("did you mean `{s}`?")),
-                None => d.with_hint(format!("expected one of {}", list(allowed))),
-            });
+            let added = out
+                .error(
+                    "unknown-field",
+                    crate::pointer::child(ptr, &key.name),
+                    format!("unknown field `{}` in {}", key.name, place(ptr)),
+                )
+                .at(key.loc);
+            match suggest(&key.name, allowed) {
+                Some(s) => added.hint(format!("did you mean `{s}`?")),
+                None => added.hint(format!("expected one of {}", list(allowed))),
+            }
         }
     }
     for name in required {
         if !entries.iter().any(|(k, _)| k.name == *name) {
-            out.push(Diagnostic::error(
+            out.error(
                 "missing-field",
                 format!("{ptr}/{name}"),
-                node.loc,
                 format!("missing field `{name}` in {what}"),
-            ));
+            );
         }
     }
     true
 }
 
-fn string(parent: &Node, ptr: &str, key: &str, out: &mut Vec<Diagnostic>) -> Option<(String, Loc)> {
+/// The string under `key`, if there is one; any other value is a `wrong-type`.
+fn string(parent: &Node, ptr: &str, key: &str, out: &mut Diagnostics) -> Option<String> {
     let node = parent.get(key)?;
     match &node.kind {
-        Kind::String(s) => Some((s.clone(), node.loc)),
+        Kind::String(s) => Some(s.clone()),
         _ => {
-            out.push(wrong_type(&format!("{ptr}/{key}"), node, "a string"));
+            wrong_type(&format!("{ptr}/{key}"), node, "a string", out);
             None
         }
     }
 }
 
-fn nonempty(parent: &Node, ptr: &str, key: &str, out: &mut Vec<Diagnostic>) -> Option<String> {
-    let (s, loc) = string(parent, ptr, key, out)?;
+fn nonempty(parent: &Node, ptr: &str, key: &str, out: &mut Diagnostics) -> Option<String> {
+    let s = string(parent, ptr, key, out)?;
     if s.trim().is_empty() {
-        out.push(Diagnostic::error(
+        out.error(
             "invalid-value",
             format!("{ptr}/{key}"),
-            loc,
             format!("`{key}` is empty"),
-        ));
+        );
         return None;
     }
     Some(s)
 }
 
-fn number(parent: &Node, ptr: &str, key: &str, out: &mut Vec<Diagnostic>) -> Option<(f64, Loc)> {
+fn number(parent: &Node, ptr: &str, key: &str, out: &mut Diagnostics) -> Option<f64> {
     let node = parent.get(key)?;
     match &node.kind {
-        Kind::Number(n) => n.as_f64().map(|f| (f, node.loc)),
+        Kind::Number(n) => n.as_f64(),
         _ => {
-            out.push(wrong_type(&format!("{ptr}/{key}"), node, "a number"));
+            wrong_type(&format!("{ptr}/{key}"), node, "a number", out);
             None
         }
     }
 }
 
-fn boolean(parent: &Node, ptr: &str, key: &str, out: &mut Vec<Diagnostic>) -> Option<bool> {
+fn boolean(parent: &Node, ptr: &str, key: &str, out: &mut Diagnostics) -> Option<bool> {
     let node = parent.get(key)?;
     match &node.kind {
         Kind::Bool(b) => Some(*b),
         _ => {
-            out.push(wrong_type(
-                &format!("{ptr}/{key}"),
-                node,
-                "`true` or `false`",
-            ));
+            wrong_type(&format!("{ptr}/{key}"), node, "`true` or `false`", out);
             None
         }
     }
 }
 
-fn wrong_type(ptr: &str, node: &Node, expected: &str) -> Diagnostic {
-    let name = if ptr.is_empty() {
+/// How a message names the mapping at `ptr`.
+fn place(ptr: &str) -> String {
+    if ptr.is_empty() {
         "the manifest".to_string()
     } else {
-        format!("`{}`", super::diagnostic::dotted(ptr))
-    };
-    Diagnostic::error(
+        format!("`{}`", dotted(ptr))
+    }
+}
+
+fn wrong_type(ptr: &str, node: &Node, expected: &str, out: &mut Diagnostics) {
+    out.error(
         "wrong-type",
         ptr,
-        node.loc,
-        format!("{name} must be {expected}, not {}", node.type_name()),
-    )
+        format!(
+            "{} must be {expected}, not {}",
+            place(ptr),
+            node.type_name()
+        ),
+    );
 }
 
 /// The closest allowed word, when it is close enough to be what the author meant.

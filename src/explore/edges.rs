@@ -251,10 +251,7 @@ fn node(s: &Schemas, raw: &Value, depth: usize, at: &str, room: u64) -> Found {
     }
     if let Some(values) = n.get("enum").and_then(Value::as_array) {
         for v in values {
-            out.push((
-                name(&format!("= {}", crate::gateway::schema::short(v))),
-                v.clone(),
-            ));
+            out.push((name(&format!("= {}", crate::message::short(v))), v.clone()));
         }
         out.truncate(PER_NODE);
         return out;

@@ -1,10 +1,10 @@
 //! What a paying caller would get for an answer: a success with an output inside
 //! `interface.output`, or a declared code. Everything else is a defect explore reports.
 
-use crate::gateway::schema::short;
 use crate::gateway::{Gateway, Status};
 use crate::harness::{Got, json_eq};
 use crate::manifest::Manifest;
+use crate::message::short;
 
 /// How one case ended.
 #[derive(Debug, Clone)]

@@ -72,10 +72,9 @@ pub fn check(value: &Value) -> Result<(), BoundError> {
         let mut out = String::new();
         let segments = frames.iter().filter_map(|(s, _)| *s).chain([last]);
         for segment in segments {
-            out.push('/');
             match segment {
-                Segment::Index(i) => out.push_str(&i.to_string()),
-                Segment::Key(k) => out.push_str(&escape(k)),
+                Segment::Index(i) => crate::pointer::push(&mut out, &i.to_string()),
+                Segment::Key(k) => crate::pointer::push(&mut out, k),
             }
         }
         out
@@ -139,15 +138,6 @@ pub fn check(value: &Value) -> Result<(), BoundError> {
         }
     }
     Ok(())
-}
-
-/// Escapes one RFC 6901 reference token.
-pub fn escape(segment: &str) -> String {
-    if segment.contains(['~', '/']) {
-        segment.replace('~', "~0").replace('/', "~1")
-    } else {
-        segment.to_owned()
-    }
 }
 
 #[cfg(test)]

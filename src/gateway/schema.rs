@@ -4,7 +4,8 @@ use jsonschema::error::ValidationErrorKind;
 use jsonschema::{PatternOptions, Validator};
 use serde_json::Value;
 
-use super::bounds::escape;
+use crate::message::{sentence, type_of};
+use crate::pointer;
 
 /// One way an instance breaks a schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +36,18 @@ pub fn compile(schema: &Value) -> Result<Validator, String> {
         .map_err(|e| sentence(&e.to_string()))
 }
 
+/// One violation per property `rule` refuses, at the property.
+fn not_allowed<'a>(
+    base: &'a str,
+    names: &'a [String],
+    rule: &'a str,
+) -> impl Iterator<Item = Violation> + 'a {
+    names.iter().map(move |name| Violation {
+        pointer: pointer::child(base, name),
+        message: format!("property `{name}` is not allowed ({rule})"),
+    })
+}
+
 /// Every violation of `validator` by `instance`, each pointing at the exact property.
 pub fn violations(validator: &Validator, instance: &Value) -> Vec<Violation> {
     // Most instances are valid: a yes/no walk stops early and builds no error.
@@ -50,29 +63,19 @@ pub fn violations(validator: &Validator, instance: &Value) -> Vec<Violation> {
                     .as_str()
                     .map_or_else(|| property.to_string(), str::to_string);
                 out.push(Violation {
-                    pointer: format!("{base}/{}", escape(&name)),
+                    pointer: pointer::child(&base, &name),
                     message: format!("missing required property `{name}`"),
                 });
             }
             ValidationErrorKind::AdditionalProperties { unexpected } => {
-                for name in unexpected {
-                    out.push(Violation {
-                        pointer: format!("{base}/{}", escape(name)),
-                        message: format!(
-                            "property `{name}` is not allowed (`additionalProperties: false`)"
-                        ),
-                    });
-                }
+                out.extend(not_allowed(
+                    &base,
+                    unexpected,
+                    "`additionalProperties: false`",
+                ));
             }
             ValidationErrorKind::UnevaluatedProperties { unexpected } => {
-                for name in unexpected {
-                    out.push(Violation {
-                        pointer: format!("{base}/{}", escape(name)),
-                        message: format!(
-                            "property `{name}` is not allowed (`unevaluatedProperties`)"
-                        ),
-                    });
-                }
+                out.extend(not_allowed(&base, unexpected, "`unevaluatedProperties`"));
             }
             ValidationErrorKind::Type { .. } => out.push(Violation {
                 pointer: base,
@@ -89,42 +92,6 @@ pub fn violations(validator: &Validator, instance: &Value) -> Vec<Violation> {
         }
     }
     out
-}
-
-/// The JSON type of a value, as JSON Schema names it.
-pub fn type_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// A value cut short for a message.
-pub fn short(v: &Value) -> String {
-    let text = v.to_string();
-    if text.chars().count() > 60 {
-        let cut: String = text.chars().take(57).collect();
-        format!("{cut}...")
-    } else {
-        text
-    }
-}
-
-/// A library message in house style: first letter lowercase, no trailing period.
-pub fn sentence(text: &str) -> String {
-    let text = text.trim().trim_end_matches('.');
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(c) if !chars.clone().next().is_some_and(char::is_uppercase) => {
-            c.to_lowercase().chain(chars).collect()
-        }
-        _ => text.to_string(),
-    }
 }
 
 #[cfg(test)]

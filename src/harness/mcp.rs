@@ -346,7 +346,7 @@ impl Shared {
                 return (
                     Err(format!(
                         "the input is {}, but MCP arguments are an object",
-                        crate::gateway::schema::type_of(other)
+                        crate::message::type_of(other)
                     )),
                     None,
                 );

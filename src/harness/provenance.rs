@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::check::{Diagnostic, Report};
+use crate::check::{Diagnostics, Report};
 use crate::manifest::yaml;
 
 const ID: &str = "source-commit-stale";
@@ -34,10 +34,9 @@ pub(crate) fn check(report: &mut Report) {
         return;
     };
     let (message, hint) = message;
-    report.diagnostics.push(
-        Diagnostic::warning(ID, "/source/commit", root.locate("/source/commit"), message)
-            .with_hint(hint),
-    );
+    let mut found = Diagnostics::new(&root);
+    found.warning(ID, "/source/commit", message).hint(hint);
+    report.diagnostics.extend(found.into_list());
 }
 
 /// What is wrong with `commit` for the code beside `manifest`, with a hint; `None` when it is

@@ -93,7 +93,7 @@ pub(crate) fn judge(
         }
         (Got::Output(actual), Expect::Error(want)) => Err(format!(
             "expected the declared failure `{want}`, but the agent returned an output: {}\ngateway status: {status}",
-            crate::gateway::schema::short(&actual)
+            crate::message::short(&actual)
         )),
         (Got::Failed { code, message }, expect) => {
             failed(&status, code.as_deref(), &message, expect)

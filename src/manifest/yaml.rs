@@ -100,7 +100,7 @@ pub fn duplicate_key(text: &str) -> Option<(String, Loc)> {
         match &node.kind {
             Kind::Map(entries) => {
                 for (i, (key, value)) in entries.iter().enumerate() {
-                    let child = format!("{pointer}/{}", crate::gateway::bounds::escape(&key.name));
+                    let child = crate::pointer::child(&pointer, &key.name);
                     if entries[..i].iter().any(|(k, _)| k.name == key.name) {
                         return Some((child, key.loc));
                     }
@@ -119,7 +119,6 @@ pub fn duplicate_key(text: &str) -> Option<(String, Loc)> {
 }
 
 fn classify(err: serde_saphyr::Error) -> YamlError {
-    use serde_saphyr::budget::BudgetBreach;
     let loc = err
         .location()
         .map(|l| Loc {
@@ -133,65 +132,18 @@ fn classify(err: serde_saphyr::Error) -> YamlError {
     {
         inner = error;
     }
-    // The parser's own words for these name its options and print its internal types; a manifest
-    // author needs to know what is wrong with the file.
-    let too_complex = |message: String| YamlError {
-        check: "yaml-too-complex",
-        message,
-        loc,
-    };
-    match inner {
-        serde_saphyr::Error::DuplicateMappingKey { key, .. } => {
-            let message = match key {
-                Some(k) => format!("duplicate key `{k}`"),
-                None => "duplicate key".to_string(),
-            };
-            return YamlError {
-                check: "yaml-duplicate-key",
-                message,
-                loc,
-            };
-        }
-        serde_saphyr::Error::MultipleDocuments { .. } => {
-            return too_complex("the file holds more than one YAML document".to_string());
-        }
-        serde_saphyr::Error::Budget { breach, .. } => {
-            return too_complex(match breach {
-                BudgetBreach::Documents { .. } => {
-                    "the file holds more than one YAML document".to_string()
-                }
-                BudgetBreach::Depth { .. } => {
-                    format!("the document is nested deeper than {MAX_YAML_DEPTH} levels")
-                }
-                BudgetBreach::Aliases { .. }
-                | BudgetBreach::RecordedAnchorEvents { .. }
-                | BudgetBreach::RecordedAnchorBytes { .. }
-                | BudgetBreach::AliasAnchorRatio { .. } => {
-                    "aliases expand the document past what a manifest may hold (an alias bomb?)"
-                        .to_string()
-                }
-                _ => "the document is too large or too complex for a manifest".to_string(),
-            });
-        }
-        serde_saphyr::Error::AliasReplayCounterOverflow { .. }
-        | serde_saphyr::Error::AliasReplayLimitExceeded { .. }
-        | serde_saphyr::Error::AliasExpansionLimitExceeded { .. }
-        | serde_saphyr::Error::AliasReplayStackDepthExceeded { .. } => {
-            return too_complex(
-                "aliases expand the document past what a manifest may hold (an alias bomb?)"
-                    .to_string(),
-            );
-        }
-        _ => {}
+    if let Some(known) = known_breach(inner, loc) {
+        return known;
     }
     let full = err.to_string();
     // The parser's text ends with its own location; ours is printed separately.
     let message = strip_location(&full);
     let lower = message.to_lowercase();
     if lower.contains("recursion limit") {
-        return too_complex(format!(
-            "the document is nested deeper than {MAX_YAML_DEPTH} levels"
-        ));
+        return too_complex(
+            format!("the document is nested deeper than {MAX_YAML_DEPTH} levels"),
+            loc,
+        );
     }
     let check = if lower.contains("duplicate") {
         "yaml-duplicate-key"
@@ -205,6 +157,57 @@ fn classify(err: serde_saphyr::Error) -> YamlError {
         message,
         loc,
     }
+}
+
+fn too_complex(message: String, loc: Loc) -> YamlError {
+    YamlError {
+        check: "yaml-too-complex",
+        message,
+        loc,
+    }
+}
+
+/// The errors the parser reports by kind: its own words for these name its options and print
+/// its internal types, and a manifest author needs to know what is wrong with the file.
+fn known_breach(inner: &serde_saphyr::Error, loc: Loc) -> Option<YamlError> {
+    use serde_saphyr::budget::BudgetBreach;
+    const ALIAS_BOMB: &str =
+        "aliases expand the document past what a manifest may hold (an alias bomb?)";
+    let message = match inner {
+        serde_saphyr::Error::DuplicateMappingKey { key, .. } => {
+            let message = match key {
+                Some(k) => format!("duplicate key `{k}`"),
+                None => "duplicate key".to_string(),
+            };
+            return Some(YamlError {
+                check: "yaml-duplicate-key",
+                message,
+                loc,
+            });
+        }
+        serde_saphyr::Error::MultipleDocuments { .. } => {
+            "the file holds more than one YAML document".to_string()
+        }
+        serde_saphyr::Error::Budget { breach, .. } => match breach {
+            BudgetBreach::Documents { .. } => {
+                "the file holds more than one YAML document".to_string()
+            }
+            BudgetBreach::Depth { .. } => {
+                format!("the document is nested deeper than {MAX_YAML_DEPTH} levels")
+            }
+            BudgetBreach::Aliases { .. }
+            | BudgetBreach::RecordedAnchorEvents { .. }
+            | BudgetBreach::RecordedAnchorBytes { .. }
+            | BudgetBreach::AliasAnchorRatio { .. } => ALIAS_BOMB.to_string(),
+            _ => "the document is too large or too complex for a manifest".to_string(),
+        },
+        serde_saphyr::Error::AliasReplayCounterOverflow { .. }
+        | serde_saphyr::Error::AliasReplayLimitExceeded { .. }
+        | serde_saphyr::Error::AliasExpansionLimitExceeded { .. }
+        | serde_saphyr::Error::AliasReplayStackDepthExceeded { .. } => ALIAS_BOMB.to_string(),
+        _ => return None,
+    };
+    Some(too_complex(message, loc))
 }
 
 fn strip_location(text: &str) -> String {
@@ -394,13 +397,12 @@ impl Node {
     }
 
     /// The location of the node at an RFC 6901 pointer below this one, or of the deepest node
-    /// on the way there; with `key_of_last`, the location of the last segment's key instead of
-    /// its value (where "this property is unexpected" should point).
+    /// on the way there. (A key's own location, where "this property is unexpected" points, is
+    /// `locate_key`'s.)
     pub fn locate(&self, pointer: &str) -> Loc {
         let mut node = self;
         let mut loc = self.loc;
-        for raw in pointer.split('/').skip(1) {
-            let segment = raw.replace("~1", "/").replace("~0", "~");
+        for segment in crate::pointer::tokens(pointer) {
             let next = match &node.kind {
                 Kind::Map(entries) => entries
                     .iter()
@@ -423,8 +425,7 @@ impl Node {
     /// The location of the key `name` in the mapping at `pointer`, if both exist.
     pub fn locate_key(&self, pointer: &str, name: &str) -> Option<Loc> {
         let mut node = self;
-        for raw in pointer.split('/').skip(1) {
-            let segment = raw.replace("~1", "/").replace("~0", "~");
+        for segment in crate::pointer::tokens(pointer) {
             node = match &node.kind {
                 Kind::Map(entries) => entries
                     .iter()
