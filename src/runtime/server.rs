@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::config::ServerLimits;
-use super::connections::Connections;
+use super::connections::{Connection, Connections};
 use super::endpoint::Endpoint;
 use super::tool::Handler;
 use super::{Agent, Runner, ServeError};
@@ -133,30 +133,13 @@ impl Server {
                 admitted = connections.admit() => admitted,
             };
             let _ = stream.set_nodelay(true);
-            let endpoint = Arc::clone(&endpoint);
-            let drain = drain.clone();
-            let http = http.clone();
-            tracker.spawn(async move {
-                let calls = connection.calls();
-                let service = service_fn(move |request: hyper::Request<Incoming>| {
-                    let answer = Arc::clone(&endpoint).answer(request, Arc::clone(&calls));
-                    async move { Ok::<_, Infallible>(answer.await) }
-                });
-                let served = http.serve_connection(TokioIo::new(stream), service);
-                tokio::pin!(served);
-                tokio::select! {
-                    _ = served.as_mut() => {}
-                    // Closed to make room for a new connection: it had no call running.
-                    _ = connection.evicted().cancelled() => {}
-                    _ = drain.cancelled() => {
-                        if connection.busy() {
-                            served.as_mut().graceful_shutdown();
-                            let _ = served.await;
-                        }
-                    }
-                }
-                drop(connection);
-            });
+            tracker.spawn(serve_connection(
+                stream,
+                connection,
+                Arc::clone(&endpoint),
+                http.clone(),
+                drain.clone(),
+            ));
         }
         drop(self.listener);
         drain.cancel();
@@ -164,6 +147,36 @@ impl Server {
         let _ = tokio::time::timeout(drain_within, tracker.wait()).await;
         rmcp_stop.cancel();
     }
+}
+
+/// One connection, until the client closes it, it is evicted to make room (it had no call
+/// running), or the drain: then a call still running finishes and answers, anything else is
+/// closed at once.
+async fn serve_connection(
+    stream: tokio::net::TcpStream,
+    connection: Connection,
+    endpoint: Arc<Endpoint<Handler>>,
+    http: http1::Builder,
+    drain: CancellationToken,
+) {
+    let calls = connection.calls();
+    let service = service_fn(move |request: hyper::Request<Incoming>| {
+        let answer = Arc::clone(&endpoint).answer(request, Arc::clone(&calls));
+        async move { Ok::<_, Infallible>(answer.await) }
+    });
+    let served = http.serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(served);
+    tokio::select! {
+        _ = served.as_mut() => {}
+        _ = connection.evicted().cancelled() => {}
+        _ = drain.cancelled() => {
+            if connection.busy() {
+                served.as_mut().graceful_shutdown();
+                let _ = served.await;
+            }
+        }
+    }
+    drop(connection);
 }
 
 /// The origins a browser may call from: loopback ones on any port, and the configured ones.
