@@ -66,8 +66,8 @@ impl Status {
     }
 
     /// The status of a failure result that carried this code (`structuredContent.error.code`):
-    /// a code the manifest declares; one of the reserved codes an agent's server sends; or,
-    /// for no code, an undeclared one or a reserved code an agent may not send, `agent_error`.
+    /// a declared code, or one of the reserved codes an agent's server sends, is itself;
+    /// no code, an undeclared one, or a reserved code only the gateway sets is `agent_error`.
     pub(crate) fn of_failure(manifest: &Manifest, code: Option<&str>) -> Status {
         match code {
             None => Status::AgentError,
