@@ -41,8 +41,9 @@ impl fmt::Debug for ServeError {
 
 /// Serves `agent` as an MCP server until SIGTERM or Ctrl-C, on its own tokio runtime. On the
 /// signal it stops accepting, closes idle and half-sent connections at once, lets calls in
-/// flight finish and answer (for `timeout_s` plus [`ServerLimits::shutdown_grace`] at most),
-/// then returns `Ok`.
+/// flight finish and answer (for `timeout_s` plus the shutdown grace at most), then returns
+/// `Ok`. `HOST`, `PORT`, `HOLON_MANIFEST` and the limits' `HOLON_*` variables (the README's
+/// table) configure it.
 ///
 /// ```no_run
 /// # async fn run(input: serde_json::Value, _ctx: holon_kit::Ctx) -> Result<serde_json::Value, holon_kit::Failure> { Ok(input) }

@@ -3,6 +3,8 @@
 //! A change to the API is a change to `snapshots/it__api__public_api.snap`, reviewed as a diff;
 //! `cargo insta review` accepts it.
 //!
+//! rustdoc runs with `-D warnings`, so the API's documentation has no broken link either.
+//!
 //! Items `#[doc(hidden)]` (the binary's entry point, the test seam, what `manifest!` expands
 //! to) are left out by rustdoc itself, as they are out of the API.
 
@@ -34,7 +36,16 @@ fn rustdoc_json() -> Value {
             "--target-dir",
         ])
         .arg(&api_target)
-        .args(["--", "-Z", "unstable-options", "--output-format", "json"])
+        // A broken link in the documentation of the API fails the test too.
+        .args([
+            "--",
+            "-Z",
+            "unstable-options",
+            "--output-format",
+            "json",
+            "-D",
+            "warnings",
+        ])
         .current_dir(root())
         .env("RUSTC_BOOTSTRAP", "1")
         .env_remove("RUSTDOCFLAGS")
