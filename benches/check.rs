@@ -5,6 +5,12 @@
 //!
 //! `cargo bench --bench check [-- RUNS]` (default 30 runs each, after 2 warm-up runs);
 //! `cargo bench --bench check -- --write FILE` only writes the large manifest, to profile.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    reason = "a test or a benchmark that panics is one that fails, which is what it is for"
+)]
 
 use std::fmt::Write as _;
 use std::path::Path;

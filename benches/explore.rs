@@ -10,6 +10,17 @@
 //! - `explore::function`: the run filtered to `function` at 10,000 cases, less the same run at 0.
 //!
 //! Each configuration runs RUNS times (default 7), interleaved, and the median is kept.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    reason = "a test or a benchmark that panics is one that fails, which is what it is for"
+)]
+
+// The example agent's function, compiled into the benchmark rather than depended on (the
+// example depends on holon-kit).
+#[path = "../examples/word-stats/src/lib.rs"]
+mod word_stats;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -26,8 +37,10 @@ fn main() {
             let harness = holon_kit::harness::Harness::new(MANIFEST)
                 .function(holon_kit::agent(word_stats::run))
                 .server_command(format!("HOLON_BENCH_ROLE=server exec '{}'", exe.display()));
-            let code =
-                holon_kit::seam::run_harness(harness, &libtest_mimic::Arguments::from_args());
+            let code = holon_harness::command::run_with_arguments(
+                harness,
+                &libtest_mimic::Arguments::from_args(),
+            );
             std::process::exit(i32::from(code));
         }
         Ok("server") => {

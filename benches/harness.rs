@@ -18,6 +18,17 @@
 //! - the TypeScript SDK (`tests/interop/node/replay.mjs`): the median call, one at a time, its
 //!   answer checked, against this binary serving word-stats (word-stats' own `main`);
 //! - the server's floor: the same calls as hand-written HTTP/1.1 on one connection.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    reason = "a test or a benchmark that panics is one that fails, which is what it is for"
+)]
+
+// The example agent's function, compiled into the benchmark rather than depended on (the
+// example depends on holon-kit).
+#[path = "../examples/word-stats/src/lib.rs"]
+mod word_stats;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

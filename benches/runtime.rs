@@ -9,6 +9,12 @@
 //! `cargo bench --bench runtime` (after `.ci/setup-interop`); `HOLON_BENCH_CALLS` and
 //! `HOLON_BENCH_WARMUP` change the 1000 calls and the 100 warm-up calls, `HOLON_BENCH_CLIENTS`
 //! the 50 clients, `HOLON_BENCH_STORM` and `HOLON_BENCH_STORM_ROUNDS` the storms.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    reason = "a test or a benchmark that panics is one that fails, which is what it is for"
+)]
 
 #[path = "../tests/it/util/agent.rs"]
 mod agent;
@@ -49,12 +55,14 @@ fn setting(name: &str, default: usize) -> usize {
 async fn bench() {
     let calls = setting("HOLON_BENCH_CALLS", 1000);
     let warmup = setting("HOLON_BENCH_WARMUP", 100);
-    let manifest = holon_kit::seam::checked(&root().join("examples/word-stats/holon.yaml"))
-        .unwrap_or_else(|refused| panic!("{refused}"));
+    let manifest = holon_core::check::into_manifest(holon_core::check::check_file(
+        &root().join("examples/word-stats/holon.yaml"),
+    ))
+    .unwrap_or_else(|refused| panic!("{}", holon_core::check::render_human(&refused, false)));
     let example = manifest
         .examples
         .iter()
-        .find(|e| matches!(e.expect, holon_kit::seam::Expect::Output(_)))
+        .find(|e| matches!(e.expect, holon_core::manifest::Expect::Output(_)))
         .expect("a successful example");
     let arguments = example.input.as_object().expect("object arguments").clone();
     let tool = manifest.runtime.tool.clone();

@@ -10,6 +10,17 @@
 //! with default settings, and the peer in the same run: `HOLON_CONCURRENCY=2`, one call per
 //! libtest thread on a 2-core machine, which is how the harness ran before calls went out
 //! together. Each configuration runs three times; the table gives the median and the range.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    reason = "a test or a benchmark that panics is one that fails, which is what it is for"
+)]
+
+// The example agent's function, compiled into the benchmark rather than depended on (the
+// example depends on holon-kit).
+#[path = "../examples/word-stats/src/lib.rs"]
+mod word_stats;
 
 use std::path::Path;
 use std::process::Command;

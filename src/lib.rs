@@ -49,49 +49,44 @@
 //!
 //! The public API is those three parts and nothing else: the runtime's items at the crate's
 //! root, [`harness::Harness`], and [`check`]'s report for tools that run the publish checks
-//! themselves. Everything else is the crate's own. Inside, a manifest goes through `manifest`
-//! (the file format and the checked model), `check` (the publish checks, all problems in one
-//! run), `gateway` (payload bounds, schemas, statuses: the rules both passes apply), then
-//! `runtime` and `harness`; ARCHITECTURE.md walks through them.
-#![warn(missing_docs)]
-// The checks, the runtime and the harness share the manifest model and the gateway's rules, so
-// a build with fewer features compiles parts only the others use. Dead code is judged on the
-// full build (`cli`, the default), which the tests and clippy run.
-#![cfg_attr(not(feature = "cli"), allow(dead_code, unused_imports))]
+//! themselves. They are re-exported from the crates of the workspace, one per role:
+//! `holon-re2` (the RE2 syntax check), `holon-core` (the manifest, the publish checks, the
+//! gateway's rules), `holon-runtime`, `holon-harness` and `holon-cli` (the command line);
+//! ARCHITECTURE.md walks through them. Depend on this crate, not on those: their items follow
+//! its version and make no promise of their own.
+// The facade of the workspace: only re-exports, each of an item the README teaches.
 
-#[cfg(feature = "harness")]
-mod bless;
-pub mod check;
-#[cfg(feature = "harness")]
-mod exit;
-#[cfg(feature = "harness")]
-mod explore;
-mod gateway;
-// The harness supervises server process groups, a Unix notion: see `harness::supervise`.
-#[cfg(all(feature = "harness", not(unix)))]
-compile_error!(
-    "the holon-kit harness (the `harness` and `cli` features, `cargo holon-test`) runs on Linux and macOS; on Windows, run it under WSL (the `runtime` feature, what an agent ships, builds on Windows)"
-);
-#[cfg(all(feature = "harness", unix))]
-pub mod harness;
-mod manifest;
-mod message;
-mod pointer;
-#[cfg(feature = "runtime")]
-mod runtime;
+/// The publish checks, for a tool that runs them itself (an editor plugin, a registry mirror):
+/// with `default-features = false`, the crate is this module and nothing else.
+///
+/// ```no_run
+/// let report = holon_kit::check::check_file(std::path::Path::new("holon.yaml"));
+/// for d in &report.diagnostics {
+///     println!("{}:{}:{} {} {}", report.path.display(), d.line, d.column, d.check, d.message);
+/// }
+/// if !report.accepted() {
+///     eprint!("{}", holon_kit::check::render_human(&report, false));
+/// }
+/// println!("{}", holon_kit::check::render_json(&report));
+/// ```
+pub mod check {
+    #[doc(inline)]
+    pub use holon_core::check::{
+        Diagnostic, Report, Severity, check_file, render_human, render_json,
+    };
+}
 
 #[cfg(feature = "runtime")]
-pub use runtime::{
-    Agent, AgentFuture, Ctx, DownloadError, EmbeddedManifest, Failure, ServeError, agent, serve,
+#[doc(inline)]
+pub use holon_runtime::{
+    Agent, AgentFuture, Ctx, DownloadError, EmbeddedManifest, Failure, ServeError, agent, manifest,
+    serve,
 };
 
-// The binary's entry point: `src/main.rs` is one call to `cli::main`.
-#[doc(hidden)]
-#[cfg(all(feature = "cli", unix))]
-pub mod cli;
-#[cfg(all(feature = "cli", unix))]
-mod scaffold;
-
-#[doc(hidden)]
-#[cfg(all(feature = "harness", unix))]
-pub mod seam;
+/// The test harness (feature `harness`): `tests/holon.rs` builds a [`harness::Harness`] and
+/// runs it.
+#[cfg(feature = "harness")]
+pub mod harness {
+    #[doc(inline)]
+    pub use holon_harness::Harness;
+}

@@ -1,3 +1,5 @@
+//! `cargo-holon-test`: the command line of holon-kit, one call into `holon-cli`.
+
 fn main() -> std::process::ExitCode {
-    holon_kit::cli::main()
+    holon_cli::main()
 }

@@ -23,5 +23,8 @@ pub fn run_harness(
     );
     let harness = holon_kit::harness::Harness::new(&manifest).server_command(server);
     let args = libtest_mimic::Arguments::from_args();
-    i32::from(holon_kit::seam::run_harness(configure(harness), &args))
+    i32::from(holon_harness::command::run_with_arguments(
+        configure(harness),
+        &args,
+    ))
 }

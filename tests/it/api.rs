@@ -16,9 +16,12 @@ use serde_json::Value;
 
 use crate::util::root;
 
-/// rustdoc's JSON for the crate with every feature, built in its own target folder beside the
-/// test's (a JSON build shares nothing with a normal one).
-fn rustdoc_json() -> Value {
+/// The crates whose items holon-kit re-exports: the facade's `use` items point into them.
+const SOURCES: [&str; 3] = ["holon-core", "holon-runtime", "holon-harness"];
+
+/// rustdoc's JSON for a crate of the workspace with every feature, built in its own target
+/// folder beside the test's (a JSON build shares nothing with a normal one).
+fn rustdoc_json(package: &str) -> Value {
     let exe = std::env::current_exe().expect("the test binary");
     // `<target>/<profile>/deps/<test>`.
     let target = exe
@@ -30,6 +33,8 @@ fn rustdoc_json() -> Value {
     let out = Command::new(env!("CARGO"))
         .args([
             "rustdoc",
+            "-p",
+            package,
             "--lib",
             "--all-features",
             "--quiet",
@@ -53,92 +58,169 @@ fn rustdoc_json() -> Value {
         .expect("cargo rustdoc runs");
     assert!(
         out.status.success(),
-        "cargo rustdoc failed:\n{}",
+        "cargo rustdoc -p {package} failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let file: PathBuf = api_target.join("doc/holon_kit.json");
+    let file: PathBuf = api_target.join(format!("doc/{}.json", package.replace('-', "_")));
     let text = std::fs::read_to_string(&file)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
     serde_json::from_str(&text).expect("rustdoc's JSON")
 }
 
-/// The crate's items as rustdoc wrote them, and the public path of each one reached.
-struct Api<'a> {
-    index: &'a serde_json::Map<String, Value>,
-    paths: &'a serde_json::Map<String, Value>,
-    public: BTreeMap<String, String>,
+/// One crate's JSON, with its items found by their defining path.
+struct Crate {
+    doc: Value,
+    by_path: BTreeMap<Vec<String>, String>,
+}
+
+impl Crate {
+    fn new(doc: Value) -> Crate {
+        let by_path = doc["paths"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, e)| e["crate_id"] == 0)
+            .filter_map(|(id, e)| {
+                let path = e["path"].as_array()?;
+                let path = path.iter().filter_map(Value::as_str).map(str::to_string);
+                Some((path.collect(), id.clone()))
+            })
+            .collect();
+        Crate { doc, by_path }
+    }
+}
+
+/// An item: the crate whose JSON holds it, and its id there.
+type Ref = (String, String);
+
+/// The crates' items as rustdoc wrote them, and the public path of each one reached from
+/// holon-kit's root, across the re-exports into the crates behind it.
+struct Api {
+    crates: BTreeMap<String, Crate>,
+    public: BTreeMap<Ref, String>,
     lines: BTreeSet<String>,
 }
 
-impl<'a> Api<'a> {
-    fn item(&self, id: &Value) -> Option<&'a Value> {
-        self.index.get(&id.to_string())
+impl Api {
+    /// The item `id` names in `krate`'s JSON, followed into the crate that defines it.
+    fn resolve(&self, krate: &str, id: &Value) -> Option<Ref> {
+        let id = id.to_string();
+        let here = self.crates.get(krate)?;
+        if here.doc["index"].get(&id).is_some() {
+            return Some((krate.to_string(), id));
+        }
+        let (owner, path) = self.defined(krate, &id)?;
+        let there = self.crates.get(&owner)?;
+        let found = there.by_path.get(&path)?;
+        Some((owner, found.clone()))
+    }
+
+    /// Where `id` of `krate`'s JSON is defined: the crate's name and the item's path.
+    fn defined(&self, krate: &str, id: &str) -> Option<(String, Vec<String>)> {
+        let doc = &self.crates.get(krate)?.doc;
+        let entry = doc["paths"].get(id)?;
+        let path: Vec<String> = (entry["path"].as_array()?.iter())
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+        let owner = match entry["crate_id"].as_u64()? {
+            0 => krate.to_string(),
+            n => doc["external_crates"][n.to_string()]["name"]
+                .as_str()?
+                .to_string(),
+        };
+        Some((owner, path))
+    }
+
+    fn item(&self, r: &Ref) -> Option<&Value> {
+        self.crates.get(&r.0)?.doc["index"].get(&r.1)
     }
 
     /// Names every item reachable from the root under its public path (first pass), so that
     /// signatures can name types by where an author finds them.
-    fn name(&mut self, id: &Value, path: &str) {
-        let Some(item) = self.item(id) else { return };
-        let inner = &item["inner"];
-        if let Some(module) = inner.get("module") {
+    fn name(&mut self, r: &Ref, path: &str) {
+        let Some(item) = self.item(r).cloned() else {
+            return;
+        };
+        if let Some(module) = item["inner"].get("module") {
             for child in module["items"].as_array().into_iter().flatten() {
-                let Some(c) = self.item(child) else { continue };
-                if let Some(u) = c["inner"].get("use") {
+                let Some(c) = self.resolve(&r.0, child) else {
+                    continue;
+                };
+                let Some(ci) = self.item(&c).cloned() else {
+                    continue;
+                };
+                if let Some(u) = ci["inner"].get("use") {
                     let name = u["name"].as_str().unwrap_or_default();
-                    self.name(&u["id"], &format!("{path}::{name}"));
-                } else if let Some(name) = c["name"].as_str() {
-                    self.name(child, &format!("{path}::{name}"));
+                    if let Some(target) = self.resolve(&c.0, &u["id"]) {
+                        self.name(&target, &format!("{path}::{name}"));
+                    }
+                } else if let Some(name) = ci["name"].as_str() {
+                    self.name(&c, &format!("{path}::{name}"));
                 }
             }
         } else {
-            self.public.insert(id.to_string(), path.to_string());
+            self.public.insert(r.clone(), path.to_string());
         }
     }
 
     /// Writes the lines of every item reached (second pass).
-    fn walk(&mut self, id: &Value, path: &str) {
-        let Some(item) = self.item(id) else { return };
+    fn walk(&mut self, r: &Ref, path: &str) {
+        let Some(item) = self.item(r).cloned() else {
+            return;
+        };
+        let krate = r.0.clone();
         let inner = &item["inner"];
         let (kind, body) = inner
             .as_object()
             .and_then(|o| o.iter().next())
-            .map(|(k, v)| (k.as_str(), v))
-            .unwrap_or(("", &Value::Null));
+            .map(|(k, v)| (k.as_str(), v.clone()))
+            .unwrap_or(("", Value::Null));
+        let body = &body;
         match kind {
             "module" => {
                 self.lines.insert(format!("pub mod {path}"));
                 for child in body["items"].as_array().into_iter().flatten() {
-                    let Some(c) = self.item(child) else { continue };
-                    if let Some(u) = c["inner"].get("use") {
+                    let Some(c) = self.resolve(&krate, child) else {
+                        continue;
+                    };
+                    let Some(ci) = self.item(&c).cloned() else {
+                        continue;
+                    };
+                    if let Some(u) = ci["inner"].get("use") {
                         let name = u["name"].as_str().unwrap_or_default();
-                        self.walk(&u["id"], &format!("{path}::{name}"));
-                    } else if let Some(name) = c["name"].as_str() {
-                        self.walk(child, &format!("{path}::{name}"));
+                        if let Some(target) = self.resolve(&c.0, &u["id"]) {
+                            self.walk(&target, &format!("{path}::{name}"));
+                        }
+                    } else if let Some(name) = ci["name"].as_str() {
+                        self.walk(&c, &format!("{path}::{name}"));
                     }
                 }
             }
             "function" => {
-                let line = self.function(path, body);
+                let line = self.function(&krate, path, body);
                 self.lines.insert(line);
             }
             "struct" => {
-                let generics = self.params(&body["generics"]);
+                let generics = self.params(&krate, &body["generics"]);
                 self.lines.insert(format!("pub struct {path}{generics}"));
                 if let Some(fields) = body["kind"]["plain"]["fields"].as_array() {
                     for f in fields {
-                        let Some(field) = self.item(f) else { continue };
+                        let Some(field) = self.local(&krate, f) else {
+                            continue;
+                        };
                         let name = field["name"].as_str().unwrap_or_default();
-                        let ty = self.ty(&field["inner"]["struct_field"]);
+                        let ty = self.ty(&krate, &field["inner"]["struct_field"]);
                         self.lines.insert(format!("pub {path}::{name}: {ty}"));
                     }
                 }
-                self.impls(path, body);
+                self.impls(&krate, path, body);
             }
             "enum" => {
-                let generics = self.params(&body["generics"]);
+                let generics = self.params(&krate, &body["generics"]);
                 self.lines.insert(format!("pub enum {path}{generics}"));
                 for v in body["variants"].as_array().into_iter().flatten() {
-                    let Some(variant) = self.item(v) else {
+                    let Some(variant) = self.local(&krate, v) else {
                         continue;
                     };
                     let name = variant["name"].as_str().unwrap_or_default();
@@ -146,19 +228,19 @@ impl<'a> Api<'a> {
                     let shape = if let Some(fields) = kind["tuple"].as_array() {
                         let types: Vec<String> = fields
                             .iter()
-                            .filter_map(|f| self.item(f))
-                            .map(|f| self.ty(&f["inner"]["struct_field"]))
+                            .filter_map(|f| self.local(&krate, f))
+                            .map(|f| self.ty(&krate, &f["inner"]["struct_field"]))
                             .collect();
                         format!("({})", types.join(", "))
                     } else if let Some(fields) = kind["struct"]["fields"].as_array() {
                         let named: Vec<String> = fields
                             .iter()
-                            .filter_map(|f| self.item(f))
+                            .filter_map(|f| self.local(&krate, f))
                             .map(|f| {
                                 format!(
                                     "{}: {}",
                                     f["name"].as_str().unwrap_or_default(),
-                                    self.ty(&f["inner"]["struct_field"])
+                                    self.ty(&krate, &f["inner"]["struct_field"])
                                 )
                             })
                             .collect();
@@ -168,11 +250,11 @@ impl<'a> Api<'a> {
                     };
                     self.lines.insert(format!("pub {path}::{name}{shape}"));
                 }
-                self.impls(path, body);
+                self.impls(&krate, path, body);
             }
             "trait" => {
-                let generics = self.params(&body["generics"]);
-                let bounds = self.bounds(&body["bounds"]);
+                let generics = self.params(&krate, &body["generics"]);
+                let bounds = self.bounds(&krate, &body["bounds"]);
                 let supertraits = if bounds.is_empty() {
                     String::new()
                 } else {
@@ -181,20 +263,22 @@ impl<'a> Api<'a> {
                 self.lines
                     .insert(format!("pub trait {path}{generics}{supertraits}"));
                 for m in body["items"].as_array().into_iter().flatten() {
-                    let Some(method) = self.item(m) else { continue };
+                    let Some(method) = self.local(&krate, m) else {
+                        continue;
+                    };
                     if let Some(f) = method["inner"].get("function") {
                         let name = method["name"].as_str().unwrap_or_default();
-                        let line = self.function(&format!("{path}::{name}"), f);
+                        let line = self.function(&krate, &format!("{path}::{name}"), f);
                         self.lines.insert(line);
                     }
                 }
             }
             "type_alias" => {
-                let ty = self.ty(&body["type"]);
+                let ty = self.ty(&krate, &body["type"]);
                 self.lines.insert(format!("pub type {path} = {ty}"));
             }
             "constant" => {
-                let ty = self.ty(&body["type"]);
+                let ty = self.ty(&krate, &body["type"]);
                 self.lines.insert(format!("pub const {path}: {ty}"));
             }
             "macro" => {
@@ -206,38 +290,49 @@ impl<'a> Api<'a> {
         }
     }
 
+    /// An item of `krate`'s own index (a field, a variant, a method, an impl).
+    fn local(&self, krate: &str, id: &Value) -> Option<Value> {
+        self.crates.get(krate)?.doc["index"]
+            .get(id.to_string())
+            .cloned()
+    }
+
     /// Inherent methods, and the trait impls written in the crate (auto traits and blanket
     /// impls are the compiler's, not the crate's promise).
-    fn impls(&mut self, path: &str, body: &Value) {
+    fn impls(&mut self, krate: &str, path: &str, body: &Value) {
         for i in body["impls"].as_array().into_iter().flatten() {
-            let Some(imp) = self.item(i) else { continue };
+            let Some(imp) = self.local(krate, i) else {
+                continue;
+            };
             let imp = &imp["inner"]["impl"];
             if imp["is_synthetic"] == true || !imp["blanket_impl"].is_null() {
                 continue;
             }
             if imp["trait"].is_null() {
                 for m in imp["items"].as_array().into_iter().flatten() {
-                    let Some(method) = self.item(m) else { continue };
+                    let Some(method) = self.local(krate, m) else {
+                        continue;
+                    };
                     if method["visibility"] != "public" {
                         continue;
                     }
                     if let Some(f) = method["inner"].get("function") {
                         let name = method["name"].as_str().unwrap_or_default();
-                        let line = self.function(&format!("{path}::{name}"), f);
+                        let line = self.function(krate, &format!("{path}::{name}"), f);
                         self.lines.insert(line);
                     }
                 }
             } else {
-                let generics = self.params(&imp["generics"]);
-                let tr = self.path(&imp["trait"]);
-                let wheres = self.wheres(&imp["generics"]);
+                let generics = self.params(krate, &imp["generics"]);
+                let tr = self.path(krate, &imp["trait"]);
+                let wheres = self.wheres(krate, &imp["generics"]);
                 self.lines
                     .insert(format!("impl{generics} {tr} for {path}{wheres}"));
             }
         }
     }
 
-    fn function(&self, path: &str, f: &Value) -> String {
+    fn function(&self, krate: &str, path: &str, f: &Value) -> String {
         let header = &f["header"];
         let mut quals = String::new();
         if header["is_const"] == true {
@@ -249,7 +344,7 @@ impl<'a> Api<'a> {
         if header["is_unsafe"] == true {
             quals.push_str("unsafe ");
         }
-        let generics = self.params(&f["generics"]);
+        let generics = self.params(krate, &f["generics"]);
         let inputs: Vec<String> = f["sig"]["inputs"]
             .as_array()
             .into_iter()
@@ -266,15 +361,15 @@ impl<'a> Api<'a> {
                             "&self".to_string()
                         }
                     }
-                    _ => format!("{name}: {}", self.ty(ty)),
+                    _ => format!("{name}: {}", self.ty(krate, ty)),
                 }
             })
             .collect();
         let output = match &f["sig"]["output"] {
             Value::Null => String::new(),
-            t => format!(" -> {}", self.ty(t)),
+            t => format!(" -> {}", self.ty(krate, t)),
         };
-        let wheres = self.wheres(&f["generics"]);
+        let wheres = self.wheres(krate, &f["generics"]);
         format!(
             "pub {quals}fn {path}{generics}({}){output}{wheres}",
             inputs.join(", ")
@@ -282,7 +377,7 @@ impl<'a> Api<'a> {
     }
 
     /// `<T: Bound, 'a>`, leaving out `impl Trait` arguments (shown in place).
-    fn params(&self, generics: &Value) -> String {
+    fn params(&self, krate: &str, generics: &Value) -> String {
         let shown: Vec<String> = generics["params"]
             .as_array()
             .into_iter()
@@ -290,7 +385,7 @@ impl<'a> Api<'a> {
             .filter(|p| p["kind"]["type"]["is_synthetic"] != true)
             .map(|p| {
                 let name = p["name"].as_str().unwrap_or_default();
-                let bounds = self.bounds(&p["kind"]["type"]["bounds"]);
+                let bounds = self.bounds(krate, &p["kind"]["type"]["bounds"]);
                 if bounds.is_empty() {
                     name.to_string()
                 } else {
@@ -305,13 +400,19 @@ impl<'a> Api<'a> {
         }
     }
 
-    fn wheres(&self, generics: &Value) -> String {
+    fn wheres(&self, krate: &str, generics: &Value) -> String {
         let preds: Vec<String> = generics["where_predicates"]
             .as_array()
             .into_iter()
             .flatten()
             .filter_map(|p| p.get("bound_predicate"))
-            .map(|p| format!("{}: {}", self.ty(&p["type"]), self.bounds(&p["bounds"])))
+            .map(|p| {
+                format!(
+                    "{}: {}",
+                    self.ty(krate, &p["type"]),
+                    self.bounds(krate, &p["bounds"])
+                )
+            })
             .collect();
         if preds.is_empty() {
             String::new()
@@ -320,7 +421,7 @@ impl<'a> Api<'a> {
         }
     }
 
-    fn bounds(&self, bounds: &Value) -> String {
+    fn bounds(&self, krate: &str, bounds: &Value) -> String {
         let shown: Vec<String> = bounds
             .as_array()
             .into_iter()
@@ -328,7 +429,7 @@ impl<'a> Api<'a> {
             .map(|b| {
                 if let Some(t) = b.get("trait_bound") {
                     let modifier = if t["modifier"] == "maybe" { "?" } else { "" };
-                    format!("{modifier}{}", self.path(&t["trait"]))
+                    format!("{modifier}{}", self.path(krate, &t["trait"]))
                 } else {
                     b["outlives"].as_str().unwrap_or_default().to_string()
                 }
@@ -339,16 +440,14 @@ impl<'a> Api<'a> {
 
     /// A path by where an author finds it: the public path of the crate's own items, the
     /// defining path of another crate's, with its generic arguments.
-    fn path(&self, p: &Value) -> String {
-        let id = p["id"].to_string();
-        let base = match self.public.get(&id) {
+    fn path(&self, krate: &str, p: &Value) -> String {
+        let base = match self
+            .resolve(krate, &p["id"])
+            .and_then(|r| self.public.get(&r))
+        {
             Some(public) => public.clone(),
-            None => match self.paths.get(&id).and_then(|e| e["path"].as_array()) {
-                Some(parts) => parts
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join("::"),
+            None => match self.defined(krate, &p["id"].to_string()) {
+                Some((_, parts)) => parts.join("::"),
                 None => p["path"].as_str().unwrap_or_default().to_string(),
             },
         };
@@ -359,18 +458,18 @@ impl<'a> Api<'a> {
                 .into_iter()
                 .flatten()
                 .map(|arg| match arg.get("type") {
-                    Some(t) => self.ty(t),
+                    Some(t) => self.ty(krate, t),
                     None => arg["lifetime"].as_str().unwrap_or("_").to_string(),
                 })
                 .collect();
             for c in a["constraints"].as_array().into_iter().flatten() {
                 let name = c["name"].as_str().unwrap_or_default();
                 if let Some(t) = c["binding"]["equality"].get("type") {
-                    shown.push(format!("{name} = {}", self.ty(t)));
+                    shown.push(format!("{name} = {}", self.ty(krate, t)));
                 } else {
                     shown.push(format!(
                         "{name}: {}",
-                        self.bounds(&c["binding"]["constraint"])
+                        self.bounds(krate, &c["binding"]["constraint"])
                     ));
                 }
             }
@@ -384,11 +483,11 @@ impl<'a> Api<'a> {
                 .as_array()
                 .into_iter()
                 .flatten()
-                .map(|t| self.ty(t))
+                .map(|t| self.ty(krate, t))
                 .collect();
             let output = match &f["output"] {
                 Value::Null => String::new(),
-                t => format!(" -> {}", self.ty(t)),
+                t => format!(" -> {}", self.ty(krate, t)),
             };
             format!("{base}({}){output}", inputs.join(", "))
         } else {
@@ -396,12 +495,12 @@ impl<'a> Api<'a> {
         }
     }
 
-    fn ty(&self, t: &Value) -> String {
+    fn ty(&self, krate: &str, t: &Value) -> String {
         let Some((kind, v)) = t.as_object().and_then(|o| o.iter().next()) else {
             return t.as_str().unwrap_or("?").to_string();
         };
         match kind.as_str() {
-            "resolved_path" => self.path(v),
+            "resolved_path" => self.path(krate, v),
             "generic" | "primitive" => v.as_str().unwrap_or_default().to_string(),
             "borrowed_ref" => {
                 let lifetime = v["lifetime"]
@@ -409,12 +508,12 @@ impl<'a> Api<'a> {
                     .map(|l| format!("{l} "))
                     .unwrap_or_default();
                 let mutable = if v["is_mutable"] == true { "mut " } else { "" };
-                format!("&{lifetime}{mutable}{}", self.ty(&v["type"]))
+                format!("&{lifetime}{mutable}{}", self.ty(krate, &v["type"]))
             }
-            "slice" => format!("[{}]", self.ty(v)),
+            "slice" => format!("[{}]", self.ty(krate, v)),
             "array" => format!(
                 "[{}; {}]",
-                self.ty(&v["type"]),
+                self.ty(krate, &v["type"]),
                 v["len"].as_str().unwrap_or("_")
             ),
             "tuple" => {
@@ -422,17 +521,17 @@ impl<'a> Api<'a> {
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .map(|t| self.ty(t))
+                    .map(|t| self.ty(krate, t))
                     .collect();
                 format!("({})", parts.join(", "))
             }
-            "impl_trait" => format!("impl {}", self.bounds(v)),
+            "impl_trait" => format!("impl {}", self.bounds(krate, v)),
             "dyn_trait" => {
                 let mut parts: Vec<String> = v["traits"]
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .map(|t| self.path(&t["trait"]))
+                    .map(|t| self.path(krate, &t["trait"]))
                     .collect();
                 if let Some(l) = v["lifetime"].as_str() {
                     parts.push(l.to_string());
@@ -445,12 +544,12 @@ impl<'a> Api<'a> {
                 } else {
                     "const"
                 };
-                format!("*{m} {}", self.ty(&v["type"]))
+                format!("*{m} {}", self.ty(krate, &v["type"]))
             }
             "qualified_path" => format!(
                 "<{} as {}>::{}",
-                self.ty(&v["self_type"]),
-                self.path(&v["trait"]),
+                self.ty(krate, &v["self_type"]),
+                self.path(krate, &v["trait"]),
                 v["name"].as_str().unwrap_or_default()
             ),
             other => format!("<{other}>"),
@@ -475,13 +574,16 @@ fn about(line: &str) -> (String, bool) {
 
 #[test]
 fn the_public_api_is_the_reviewed_one() {
-    let doc = rustdoc_json();
-    let index = doc["index"].as_object().expect("an index");
-    let paths = doc["paths"].as_object().expect("paths");
-    let root = doc["root"].clone();
+    let mut crates = BTreeMap::new();
+    for package in std::iter::once("holon-kit").chain(SOURCES) {
+        crates.insert(package.replace('-', "_"), Crate::new(rustdoc_json(package)));
+    }
+    let root: Ref = (
+        "holon_kit".into(),
+        crates["holon_kit"].doc["root"].to_string(),
+    );
     let mut api = Api {
-        index,
-        paths,
+        crates,
         public: BTreeMap::new(),
         lines: BTreeSet::new(),
     };

@@ -935,11 +935,15 @@ fn every_check_id_is_tested() {
     .concat();
     let id = regex::Regex::new(r#""([a-z0-9]+(?:-[a-z0-9]+)+)""#).unwrap();
     let mut ids = std::collections::BTreeSet::new();
-    // Modules split into folders (`check/re2/`) are read too.
-    let mut folders: Vec<_> = ["src/check", "src/gateway", "src/manifest"]
-        .iter()
-        .map(|area| root().join(area))
-        .collect();
+    // Modules split into folders are read too.
+    let mut folders: Vec<_> = [
+        "crates/holon-core/src/check",
+        "crates/holon-core/src/gateway",
+        "crates/holon-core/src/manifest",
+    ]
+    .iter()
+    .map(|area| root().join(area))
+    .collect();
     while let Some(folder) = folders.pop() {
         for entry in std::fs::read_dir(folder).unwrap() {
             let path = entry.unwrap().path();

@@ -214,22 +214,24 @@ struct Counted {
 impl Counted {
     fn agent(&self, sleep: Duration, one_at_a_time: bool) -> Arc<dyn holon_kit::Agent> {
         let counted = self.clone();
-        holon_kit::agent(move |input: word_stats::Input, ctx: holon_kit::Ctx| {
-            let counted = counted.clone();
-            async move {
-                counted.calls.fetch_add(1, Ordering::SeqCst);
-                let now = counted.now.fetch_add(1, Ordering::SeqCst) + 1;
-                counted.peak.fetch_max(now, Ordering::SeqCst);
-                let _left = Left(counted.now.clone());
-                if one_at_a_time {
-                    let _held = counted.lock.lock().await;
-                    tokio::time::sleep(sleep).await;
-                } else {
-                    tokio::time::sleep(sleep).await;
+        holon_kit::agent(
+            move |input: crate::word_stats::Input, ctx: holon_kit::Ctx| {
+                let counted = counted.clone();
+                async move {
+                    counted.calls.fetch_add(1, Ordering::SeqCst);
+                    let now = counted.now.fetch_add(1, Ordering::SeqCst) + 1;
+                    counted.peak.fetch_max(now, Ordering::SeqCst);
+                    let _left = Left(counted.now.clone());
+                    if one_at_a_time {
+                        let _held = counted.lock.lock().await;
+                        tokio::time::sleep(sleep).await;
+                    } else {
+                        tokio::time::sleep(sleep).await;
+                    }
+                    crate::word_stats::run(input, ctx).await
                 }
-                word_stats::run(input, ctx).await
-            }
-        })
+            },
+        )
     }
 
     fn peak(&self) -> usize {
@@ -259,7 +261,7 @@ fn sixteen() -> PathBuf {
 fn function_pass(harness: holon_kit::harness::Harness, libtest: &[&str]) -> u8 {
     let args = ["holon"].iter().chain(libtest).chain(&["--quiet"]);
     // The examples' calls only: explore's cases would count too.
-    holon_kit::seam::run_harness(
+    crate::util::seam::run_harness(
         harness.explore_cases(0),
         &libtest_mimic::Arguments::from_iter(args),
     )
@@ -318,4 +320,71 @@ fn explore_cases_go_out_in_flight_together_too() {
     );
     assert_eq!(events.peak(), 8, "{:?}\n{run}", events.lines());
     assert_eq!(events.count("end"), 32, "{run}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// A run's state is the run's.
+
+/// word-stats' manifest in a folder of its own, its first example's `words` set to `words`.
+fn word_stats_copy(words: u64) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let source =
+        std::fs::read_to_string(crate::util::root().join("examples/word-stats/holon.yaml"))
+            .expect("word-stats' manifest");
+    let text = source.replacen("words: 11", &format!("words: {words}"), 1);
+    assert_ne!(
+        words == 11,
+        text != source,
+        "the first example says `words: 11`"
+    );
+    let path = dir.path().join("holon.yaml");
+    std::fs::write(&path, text).expect("write the manifest");
+    (dir, path)
+}
+
+#[test]
+fn two_harness_runs_in_one_process_are_independent() {
+    // At once in one process: a run that passes, and a run with a drifted example that it
+    // blesses. Each JUnit report lists its own trials only, and only the drifted manifest is
+    // rewritten.
+    let (_a, passing) = word_stats_copy(11);
+    let (_b, drifted) = word_stats_copy(12);
+    let run = |manifest: PathBuf, bless: bool| {
+        std::thread::spawn(move || {
+            let junit = manifest.with_file_name("junit.xml");
+            let harness = holon_kit::harness::Harness::new(&manifest)
+                .function(holon_kit::agent(crate::word_stats::run))
+                .junit(&junit)
+                .bless(bless);
+            let code = function_pass(harness, &[]);
+            let report = std::fs::read_to_string(&junit).expect("the JUnit report");
+            (code, report)
+        })
+    };
+    let (first, second) = (run(passing.clone(), false), run(drifted.clone(), true));
+    let (passed, passed_report) = first.join().expect("the first run");
+    let (blessed, blessed_report) = second.join().expect("the second run");
+    assert_eq!((passed, blessed), (0, 0));
+    let examples = crate::util::seam::checked(&passing)
+        .expect("the passing manifest")
+        .examples
+        .len();
+    for report in [&passed_report, &blessed_report] {
+        assert_eq!(
+            report.matches("<testcase ").count(),
+            examples,
+            "one testcase per example of this run:\n{report}"
+        );
+    }
+    assert!(!passed_report.contains("<failure"), "{passed_report}");
+    assert!(blessed_report.contains("<failure"), "{blessed_report}");
+    let words = |path: &PathBuf| {
+        std::fs::read_to_string(path)
+            .expect("a manifest")
+            .contains("words: 12")
+    };
+    assert!(
+        !words(&passing) && !words(&drifted),
+        "the drift was blessed away"
+    );
 }

@@ -7,9 +7,9 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::util::seam::sha256_hex;
 use holon_kit::Ctx;
 use holon_kit::DownloadError;
-use holon_kit::seam::sha256_hex;
 use serde_json::{Value, json};
 
 /// A loopback HTTP server that answers every request with `body`, and records the paths asked.
@@ -58,7 +58,7 @@ fn link(url: String, bytes: &[u8]) -> Value {
 
 /// The context the server builds for a call carrying this one link.
 fn ctx(handle: &str, link: Value) -> Ctx {
-    holon_kit::seam::ctx_from_meta(&json!({ handle: link }))
+    crate::util::seam::ctx_from_meta(&json!({ handle: link }))
 }
 
 const H: &str = "holon://files/data.csv";

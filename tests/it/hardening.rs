@@ -9,7 +9,7 @@ use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::time::Duration;
 
-use holon_kit::seam::{Manifest, Server};
+use crate::util::seam::{Manifest, Server};
 use holon_kit::{Ctx, Failure};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
@@ -629,7 +629,7 @@ async fn add_up(input: Integers, _ctx: Ctx) -> Result<Value, Failure> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn floats_for_integers_at_every_depth_reach_a_typed_function_in_both_passes() {
     let manifest: Manifest =
-        holon_kit::seam::checked(&root().join("tests/fixtures/runtime/integers.yaml"))
+        crate::util::seam::checked(&root().join("tests/fixtures/runtime/integers.yaml"))
             .unwrap_or_else(|refused| panic!("{refused}"));
     let input = json!({
         "n": 1.0, "list": [2e0, 3.0], "nested": {"a": 4.0, "b": -0.0},
@@ -642,7 +642,7 @@ async fn floats_for_integers_at_every_depth_reach_a_typed_function_in_both_passe
     // The function pass's path, as the harness calls it.
     let agent = holon_kit::agent(add_up);
     let answer =
-        holon_kit::seam::call_function(manifest.clone(), agent.clone(), input.clone()).await;
+        crate::util::seam::call_function(manifest.clone(), agent.clone(), input.clone()).await;
     assert_eq!(answer, Ok(json!({"sum": 38})), "the function pass");
 
     // The served agent: the same answer through the MCP server.

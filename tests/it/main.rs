@@ -1,6 +1,12 @@
 //! The integration tests, in one binary: the real `cargo-holon-test` on fixture manifests and
 //! real agent crates, the runtime against official MCP clients, and properties of the checks on
 //! arbitrary text.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    reason = "a test or a benchmark that panics is one that fails, which is what it is for"
+)]
 
 mod api;
 mod bless;
@@ -14,4 +20,10 @@ mod properties;
 mod runtime;
 mod scaffold;
 mod supervision;
+mod tidy;
 mod util;
+
+// The example agent's function, compiled into the tests rather than depended on: the example
+// depends on holon-kit, and no crate of the workspace depends on one above it.
+#[path = "../../examples/word-stats/src/lib.rs"]
+mod word_stats;

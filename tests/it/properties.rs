@@ -4,8 +4,8 @@
 use std::io::Write as _;
 use std::path::Path;
 
+use crate::util::seam::check_str;
 use holon_kit::check::{self, Report, Severity};
-use holon_kit::seam::check_str;
 use proptest::prelude::*;
 
 const WORD_STATS: &str = include_str!("../../examples/word-stats/holon.yaml");

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::util::seam::{Expect, Manifest, Server};
 use holon_kit::Agent;
-use holon_kit::seam::{Expect, Manifest, Server};
 use holon_kit::{Ctx, Failure};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ErrorCode, JsonObject};
@@ -30,7 +30,7 @@ const PY_SDK_VERSION: &str = "2.3.0";
 const CLIENT_WITHIN: Duration = Duration::from_secs(60);
 
 fn load(path: &Path) -> Manifest {
-    holon_kit::seam::checked(path).unwrap_or_else(|refused| panic!("{refused}"))
+    crate::util::seam::checked(path).unwrap_or_else(|refused| panic!("{refused}"))
 }
 
 fn word_stats_manifest() -> Manifest {
@@ -107,7 +107,7 @@ fn assert_interop_report(manifest: &Manifest, report: &Value) {
     assert_eq!(tool["inputSchema"], manifest.interface.input, "{sdk}");
     assert_eq!(
         tool["outputSchema"],
-        holon_kit::seam::output_schema(manifest),
+        crate::util::seam::output_schema(manifest),
         "{sdk}"
     );
     assert_eq!(report["server"]["name"], manifest.name.as_str(), "{sdk}");
@@ -384,7 +384,7 @@ async fn probe_server() -> (InProcess, Arc<Probe>) {
 #[tokio::test]
 async fn advertises_one_tool_with_the_manifest_schemas_and_an_honest_output_schema() {
     let manifest = word_stats_manifest();
-    let agent = holon_kit::agent(word_stats::run);
+    let agent = holon_kit::agent(crate::word_stats::run);
     let server = InProcess::start(manifest.clone(), agent).await;
     let tools = server.client.list_all_tools().await.expect("tools/list");
     assert_eq!(tools.len(), 1, "{tools:?}");
@@ -476,7 +476,7 @@ fn call_body_of(size: usize) -> String {
 async fn a_body_over_the_limit_is_refused_with_413_and_one_at_it_is_read() {
     let (server, probe) = probe_server().await;
     let manifest = load(&root().join("tests/fixtures/runtime/probe.yaml"));
-    let limit = holon_kit::seam::max_request_body_bytes(&manifest);
+    let limit = crate::util::seam::max_request_body_bytes(&manifest);
 
     let (status, body) = server.post(call_body_of(limit + 1), &[]).await;
     assert_eq!(status, 413, "{body}");

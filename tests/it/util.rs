@@ -7,6 +7,7 @@ pub mod agent;
 pub mod outcome;
 pub mod paths;
 pub mod running;
+pub mod seam;
 
 use std::ffi::OsStr;
 use std::path::Path;

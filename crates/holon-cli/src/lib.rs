@@ -1,0 +1,389 @@
+//! The command line of holon-kit, `cargo holon-test`: parsing, printing to the user, and the
+//! exit code of each subcommand (the harness's `exit` codes), plus the templates of `new`
+//! (`scaffold`). Only this crate and the test target it runs decide how the process ends.
+//!
+//! An implementation crate of holon-kit: the binary `cargo-holon-test` (in `holon-kit`, so
+//! `cargo install holon-kit` installs it) is one call to [`main`]. Its items follow holon-kit's
+//! version and make no promise of their own.
+
+mod scaffold;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+use holon_core::check;
+use holon_harness::command::{self, CommandLine};
+use holon_harness::exit::{self, FAILED, OK, REFUSED, USAGE};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "cargo holon-test",
+    bin_name = "cargo holon-test",
+    version,
+    about = "Check a Holon agent's manifest as the registry would, then test every example",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// The manifest (default: the nearest holon.yaml from the current folder upward).
+    #[arg(long, value_name = "PATH")]
+    manifest: Option<PathBuf>,
+    /// Test any MCP server, in any language: the command runs in the manifest's folder with
+    /// `PORT` set; only the publish checks and the MCP pass run, no cargo.
+    #[arg(long, value_name = "CMD")]
+    server_cmd: Option<String>,
+    /// After the run, write the agent's actual answers into the examples that differ, in place
+    /// (a crash, a timeout or an answer the gateway refuses is never written).
+    #[arg(long)]
+    bless: bool,
+    /// Seconds the server may take to answer its first `initialize` [default: 30, or
+    /// `HOLON_STARTUP_TIMEOUT_S`].
+    #[arg(long, value_name = "SECONDS", value_parser = command::parse_seconds)]
+    startup_timeout: Option<f64>,
+    /// Also write the run as a JUnit XML report (one `testcase` per trial); its folder is
+    /// created if missing.
+    #[arg(long, value_name = "PATH")]
+    junit: Option<PathBuf>,
+    /// Cases per explore trial (`explore::function`, `explore::mcp`): inputs generated from
+    /// `interface.input` between the examples; 0 turns explore off [default: 100, or
+    /// `HOLON_EXPLORE_CASES`].
+    #[arg(long, value_name = "N", value_parser = command::parse_cases)]
+    explore_cases: Option<u32>,
+    /// The explore seed, decimal or 0x hexadecimal [default: from the manifest's bytes, or
+    /// `HOLON_EXPLORE_SEED`].
+    #[arg(long, value_name = "SEED", value_parser = command::parse_seed)]
+    explore_seed: Option<u64>,
+    /// Calls in flight at once, whatever the core count and `--test-threads` [default: 16, or
+    /// `HOLON_CONCURRENCY`]; 1 sends one call at a time, for an agent behind a strict rate limit.
+    #[arg(long, value_name = "N", value_parser = command::parse_concurrency)]
+    concurrency: Option<usize>,
+    /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
+    /// `--test-threads`).
+    #[arg(last = true, value_name = "LIBTEST ARGS")]
+    libtest: Vec<String>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the publish checks only.
+    Check {
+        /// A holon.yaml, or a folder holding one (default: the current folder, then upward).
+        path: Option<PathBuf>,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Human)]
+        format: Format,
+    },
+    /// Print a JSON Schema (2020-12) of `holon.yaml` itself, for editors.
+    Schema,
+    /// Scaffold an agent that passes its own tests.
+    New {
+        /// The agent's name: the crate, the manifest `name` and (snake_case) the tool.
+        name: String,
+        /// Where to create it (default: `./NAME`).
+        #[arg(long, value_name = "DIR")]
+        path: Option<PathBuf>,
+        /// Depend on a local checkout of holon-kit instead of the published crate.
+        #[arg(long, value_name = "PATH", env = "HOLON_KIT_PATH")]
+        kit_path: Option<PathBuf>,
+    },
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Human,
+    Json,
+    /// GitHub Actions workflow commands, one line a diagnostic.
+    Github,
+}
+
+/// Runs the command line and returns the process's exit code.
+pub fn main() -> ExitCode {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // `cargo holon-test ...` runs us as `cargo-holon-test holon-test ...`.
+    if args.get(1).is_some_and(|a| a == "holon-test") {
+        args.remove(1);
+    }
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { USAGE } else { OK });
+        }
+    };
+    ExitCode::from(match &cli.command {
+        Some(Command::Check { path, format }) => run_check(path.as_deref(), *format),
+        Some(Command::Schema) => {
+            stdout(&format!("{}\n", scaffold::manifest_schema()));
+            OK
+        }
+        Some(Command::New {
+            name,
+            path,
+            kit_path,
+        }) => run_new(name, path.as_deref(), kit_path.as_deref()),
+        None => run_tests(&cli),
+    })
+}
+
+fn run_new(name: &str, path: Option<&Path>, kit_path: Option<&Path>) -> u8 {
+    use scaffold::{KitSource, create, names};
+    let names = match names(name) {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return REFUSED;
+        }
+    };
+    let dir = path.map_or_else(|| PathBuf::from(name), Path::to_path_buf);
+    let kit = match kit_path {
+        Some(p) => match std::fs::canonicalize(p) {
+            Ok(abs) if abs.join("Cargo.toml").is_file() => KitSource::Path(abs),
+            _ => {
+                eprintln!(
+                    "error: `--kit-path {}` is not a holon-kit checkout (no Cargo.toml there)",
+                    p.display()
+                );
+                return REFUSED;
+            }
+        },
+        None => KitSource::Version(env!("CARGO_PKG_VERSION").to_string()),
+    };
+    match create(&dir, &names, &kit) {
+        Ok(_) => {
+            eprintln!("created agent `{}` in `{}`", names.name, dir.display());
+            eprintln!("next:");
+            eprintln!("  cd {}", dir.display());
+            eprintln!("  cargo holon-test");
+            OK
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            REFUSED
+        }
+    }
+}
+
+fn run_tests(cli: &Cli) -> u8 {
+    let manifest = match find_manifest(cli.manifest.as_deref()) {
+        Ok(p) => p,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return REFUSED;
+        }
+    };
+    let report = command::checks(&manifest);
+    if !report.accepted() || report.warnings() > 0 {
+        eprint!("{}", check::render_human(&report, exit::color(None)));
+        if command::github_enabled() {
+            stdout(&command::github_render(&report));
+        }
+    }
+    if !report.accepted() {
+        return REFUSED;
+    }
+    match &cli.server_cmd {
+        Some(server) => {
+            let mut args = vec!["cargo-holon-test".to_string()];
+            args.extend(cli.libtest.iter().cloned());
+            let args = match libtest_mimic::Arguments::try_parse_from(args) {
+                Ok(a) => a,
+                Err(e) => {
+                    let _ = e.print();
+                    return USAGE;
+                }
+            };
+            let replay = format!(
+                "cargo holon-test --manifest {} --server-cmd {}",
+                shell_quote(&manifest.display().to_string()),
+                shell_quote(server)
+            );
+            let given = CommandLine {
+                startup: cli.startup_timeout.map(std::time::Duration::from_secs_f64),
+                junit: cli.junit.clone(),
+                bless: cli.bless.then_some(true),
+                concurrency: cli.concurrency,
+                explore_cases: cli.explore_cases,
+                explore_seed: cli.explore_seed,
+                explore_differential: None,
+            };
+            // The warnings were printed above.
+            command::run_server_command(&manifest, server.clone(), given, replay, &args)
+        }
+        None => cargo_test(&manifest, cli),
+    }
+}
+
+/// `cargo test --test holon` in the manifest's package: built first, so a build failure is
+/// "could not run" (1) rather than a failed test (101).
+fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
+    let dir = match manifest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let package = dir.join("Cargo.toml");
+    if !package.is_file() {
+        eprintln!(
+            "error: no Cargo.toml beside `{}`\n  = hint: run inside an agent's package, or test any server with `--server-cmd \"CMD\"`",
+            manifest.display()
+        );
+        return REFUSED;
+    }
+    // The test target runs in its package's folder: give it the path as the user meant it.
+    let junit = cli.junit.as_ref().map(|p| match std::path::absolute(p) {
+        Ok(abs) => abs,
+        Err(_) => p.clone(),
+    });
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let base = |c: &mut std::process::Command| {
+        c.arg("test")
+            .arg("--manifest-path")
+            .arg(&package)
+            .arg("--test")
+            .arg("holon");
+        // The command line reaches the test target through the variables the harness reads,
+        // which win over its builder there as the command line does here.
+        c.env(command::CHECKS_SHOWN, "1");
+        if let Some(seconds) = cli.startup_timeout {
+            c.env(command::STARTUP_VAR, seconds.to_string());
+        }
+        if let Some(path) = &junit {
+            c.env(command::JUNIT_VAR, path);
+        }
+        // The harness in the test binary does the rewrite, as it does under `cargo test` and
+        // nextest with `HOLON_BLESS=1`.
+        if cli.bless {
+            c.env(command::BLESS_VAR, "1");
+        }
+        if let Some(cases) = cli.explore_cases {
+            c.env(command::EXPLORE_CASES_VAR, cases.to_string());
+        }
+        if let Some(seed) = cli.explore_seed {
+            c.env(command::EXPLORE_SEED_VAR, seed.to_string());
+        }
+        if let Some(calls) = cli.concurrency {
+            c.env(command::CONCURRENCY_VAR, calls.to_string());
+        }
+    };
+    let mut build = std::process::Command::new(&cargo);
+    base(&mut build);
+    build.arg("--no-run");
+    match command::supervised_status(&mut build) {
+        Ok(s) if s.success() => {}
+        Ok(_) => {
+            eprintln!(
+                "error: the agent's tests did not build (cargo holon-test runs `tests/holon.rs`, declared as `[[test]] name = \"holon\"` with `harness = false`)"
+            );
+            return REFUSED;
+        }
+        Err(e) => {
+            eprintln!("error: cannot run cargo: {e}");
+            return REFUSED;
+        }
+    }
+    let mut test = std::process::Command::new(&cargo);
+    base(&mut test);
+    test.arg("--").args(&cli.libtest);
+    match command::supervised_status(&mut test) {
+        // The test target's own codes pass through; a crash or a signal is a refusal.
+        Ok(s) => match s.code().and_then(|c| u8::try_from(c).ok()) {
+            Some(code @ (OK | FAILED | USAGE)) => code,
+            Some(_) | None => REFUSED,
+        },
+        Err(e) => {
+            eprintln!("error: cannot run cargo: {e}");
+            REFUSED
+        }
+    }
+}
+
+fn run_check(path: Option<&Path>, format: Format) -> u8 {
+    let report = match find_manifest(path) {
+        Ok(manifest) => check::check_file(&manifest),
+        // A tool that asked for JSON (or annotations) gets its output even when there is no
+        // file to check.
+        Err(message) if format != Format::Human => {
+            check::unreadable(path.unwrap_or(Path::new(".")), message)
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            return REFUSED;
+        }
+    };
+    match format {
+        Format::Json => stdout(&format!("{}\n", check::render_json(&report))),
+        Format::Github => stdout(&command::github_render(&report)),
+        Format::Human => {
+            eprint!("{}", check::render_human(&report, exit::color(None)));
+            if command::github_enabled() {
+                stdout(&command::github_render(&report));
+            }
+        }
+    }
+    if report.accepted() { OK } else { REFUSED }
+}
+
+/// The manifest a path names: the file itself, `holon.yaml` in a folder, or (with no path)
+/// the nearest `holon.yaml` from the current folder upward.
+pub fn find_manifest(path: Option<&Path>) -> Result<PathBuf, String> {
+    match path {
+        Some(p) if p.is_dir() => {
+            let file = p.join("holon.yaml");
+            // Anything by that name is the manifest: `check` says why a folder or a FIFO is not.
+            if file.exists() {
+                Ok(file)
+            } else {
+                Err(format!("no `holon.yaml` in `{}`", p.display()))
+            }
+        }
+        Some(p) => {
+            if p.exists() {
+                Ok(p.to_path_buf())
+            } else {
+                Err(format!("`{}` does not exist", p.display()))
+            }
+        }
+        None => {
+            let cwd = std::env::current_dir()
+                .map_err(|e| format!("cannot read the current folder: {e}"))?;
+            cwd.ancestors()
+                .map(|d| d.join("holon.yaml"))
+                .find(|f| f.is_file())
+                .map(|f| relative_to(&f, &cwd))
+                .ok_or_else(|| {
+                    format!(
+                        "no `holon.yaml` in `{}` or any folder above it",
+                        cwd.display()
+                    )
+                })
+        }
+    }
+}
+
+fn relative_to(file: &Path, base: &Path) -> PathBuf {
+    file.strip_prefix(base)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|_| file.to_path_buf())
+}
+
+/// Writes to standard output; a reader that went away (`| head`) is not an error of ours.
+fn stdout(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+/// A word for `sh`, quoted only when it needs to be.
+fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@%+,".contains(&b));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}

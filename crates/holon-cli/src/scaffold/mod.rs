@@ -1,0 +1,338 @@
+//! `cargo holon-test new`: a new agent from the templates embedded in the binary.
+
+use std::path::{Path, PathBuf};
+
+/// One template file: where it goes in the new agent, and its text with `{{...}}` holes.
+pub struct Template {
+    /// Path inside the new agent.
+    pub path: &'static str,
+    /// Its contents, with `{{name}}`-style holes `render` fills.
+    pub text: &'static str,
+}
+
+/// Every file of a new agent. Embedded, so an installed `cargo-holon-test` needs no source tree.
+pub const TEMPLATES: &[Template] = &[
+    Template {
+        path: "Cargo.toml",
+        text: include_str!("../../templates/agent/Cargo.toml.tmpl"),
+    },
+    Template {
+        path: "holon.yaml",
+        text: include_str!("../../templates/agent/holon.yaml"),
+    },
+    Template {
+        path: "src/lib.rs",
+        text: include_str!("../../templates/agent/src/lib.rs"),
+    },
+    Template {
+        path: "src/main.rs",
+        text: include_str!("../../templates/agent/src/main.rs"),
+    },
+    Template {
+        path: "tests/holon.rs",
+        text: include_str!("../../templates/agent/tests/holon.rs"),
+    },
+    Template {
+        path: "README.md",
+        text: include_str!("../../templates/agent/README.md"),
+    },
+    Template {
+        path: "holon.schema.json",
+        text: "{{manifest_schema}}\n",
+    },
+    Template {
+        path: ".gitignore",
+        text: include_str!("../../templates/agent/gitignore"),
+    },
+    Template {
+        path: ".github/workflows/holon.yml",
+        text: include_str!("../../templates/agent/.github/workflows/holon.yml"),
+    },
+];
+
+/// Why an agent could not be created.
+#[derive(Debug, thiserror::Error)]
+pub enum ScaffoldError {
+    /// The name breaks the manifest's or cargo's rules.
+    #[error("`{name}` is not a valid agent name: {rule}")]
+    InvalidName {
+        /// The name given.
+        name: String,
+        /// The rule it breaks.
+        rule: String,
+    },
+    /// The folder exists and holds files.
+    #[error("`{0}` already exists and is not empty; nothing was written")]
+    NotEmpty(PathBuf),
+    /// Writing failed.
+    #[error("cannot write `{path}`: {source}")]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// Where the new agent's `holon-kit` dependency comes from.
+#[derive(Debug, Clone)]
+pub enum KitSource {
+    /// The published crate at this version.
+    Version(String),
+    /// A local checkout of holon-kit.
+    Path(PathBuf),
+}
+
+/// The values that fill the templates.
+#[derive(Debug, Clone)]
+pub struct Names {
+    /// The package, binary and manifest name (`my-agent`).
+    pub name: String,
+    /// The library name (`my_agent`), and the tool.
+    pub crate_name: String,
+}
+
+const KEYWORDS: &[&str] = &[
+    "as",
+    "async",
+    "await",
+    "break",
+    "const",
+    "continue",
+    "crate",
+    "dyn",
+    "else",
+    "enum",
+    "extern",
+    "false",
+    "fn",
+    "for",
+    "if",
+    "impl",
+    "in",
+    "let",
+    "loop",
+    "match",
+    "mod",
+    "move",
+    "mut",
+    "pub",
+    "ref",
+    "return",
+    "self",
+    "static",
+    "struct",
+    "super",
+    "trait",
+    "true",
+    "type",
+    "unsafe",
+    "use",
+    "where",
+    "while",
+    "abstract",
+    "become",
+    "box",
+    "do",
+    "final",
+    "gen",
+    "macro",
+    "override",
+    "priv",
+    "try",
+    "typeof",
+    "unsized",
+    "virtual",
+    "yield",
+    "std",
+    "core",
+    "alloc",
+    "proc_macro",
+    "test",
+];
+
+/// Checks a name against the manifest's rule (`^[a-z][a-z0-9-]{1,63}$`) and cargo's.
+pub fn names(name: &str) -> Result<Names, ScaffoldError> {
+    let invalid = |rule: &str| ScaffoldError::InvalidName {
+        name: name.to_string(),
+        rule: rule.to_string(),
+    };
+    if !holon_core::check::valid_name(name) {
+        return Err(invalid(
+            "a name is 2 to 64 characters of lowercase letters, digits and `-`, starting with a letter (`^[a-z][a-z0-9-]{1,63}$`)",
+        ));
+    }
+    if name.ends_with('-') || name.contains("--") {
+        return Err(invalid("a name cannot end with `-` or hold `--`"));
+    }
+    let crate_name = name.replace('-', "_");
+    if KEYWORDS.contains(&crate_name.as_str()) {
+        return Err(invalid("it is a Rust keyword or a name cargo reserves"));
+    }
+    Ok(Names {
+        name: name.to_string(),
+        crate_name,
+    })
+}
+
+/// Fills a template.
+pub fn render(text: &str, names: &Names, kit: &KitSource) -> String {
+    let kit_dep = match kit {
+        KitSource::Version(v) => format!("version = \"{v}\""),
+        KitSource::Path(p) => format!("path = {}", toml_string(&p.display().to_string())),
+    };
+    text.replace("{{name}}", &names.name)
+        .replace("{{crate_name}}", &names.crate_name)
+        .replace("{{tool}}", &names.crate_name)
+        .replace("{{kit}}", &kit_dep)
+        .replace(
+            "{{description}}",
+            "Counts the words of a text and finds the longest one.",
+        )
+        .replace("{{manifest_schema}}", &manifest_schema())
+}
+
+/// The JSON Schema of `holon.yaml` as `cargo holon-test schema` prints it and `new` writes it
+/// beside the manifest (`holon.schema.json`), for editors.
+pub fn manifest_schema() -> String {
+    serde_json::to_string_pretty(&holon_core::check::json_schema()).unwrap_or_default()
+}
+
+fn toml_string(s: &str) -> String {
+    serde_json::Value::String(s.to_string()).to_string()
+}
+
+/// Creates the agent in `dir`, which must not exist or be empty. Nothing is overwritten; if
+/// writing fails part way, what was created is removed.
+pub fn create(dir: &Path, names: &Names, kit: &KitSource) -> Result<Vec<PathBuf>, ScaffoldError> {
+    let existed = dir.exists();
+    if existed {
+        let mut entries = std::fs::read_dir(dir).map_err(|source| ScaffoldError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        if entries.next().is_some() {
+            return Err(ScaffoldError::NotEmpty(dir.to_path_buf()));
+        }
+    }
+    let result = write_all(dir, names, kit);
+    if result.is_err() {
+        if existed {
+            for t in TEMPLATES {
+                let _ = std::fs::remove_file(dir.join(t.path));
+            }
+        } else {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+    result
+}
+
+fn write_all(dir: &Path, names: &Names, kit: &KitSource) -> Result<Vec<PathBuf>, ScaffoldError> {
+    let mut written = Vec::new();
+    for t in TEMPLATES {
+        let path = dir.join(t.path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| ScaffoldError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        // `create_new`: a file that appeared meanwhile is never overwritten.
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|source| ScaffoldError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        std::io::Write::write_all(&mut file, render(t.text, names, kit).as_bytes()).map_err(
+            |source| ScaffoldError::Io {
+                path: path.clone(),
+                source,
+            },
+        )?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_the_manifest_and_cargo_rules() {
+        assert_eq!(names("my-agent").unwrap().crate_name, "my_agent");
+        for bad in [
+            "My-agent",
+            "a",
+            "1abc",
+            "my_agent",
+            "ab-",
+            "a--b",
+            "self",
+            "test",
+            &"a".repeat(65),
+        ] {
+            assert!(names(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn every_hole_is_filled() {
+        let n = names("my-agent").unwrap();
+        for t in TEMPLATES {
+            let text = render(t.text, &n, &KitSource::Path("/kit".into()));
+            assert!(!text.contains("{{"), "{} keeps a hole", t.path);
+        }
+    }
+
+    #[test]
+    fn the_manifest_template_passes_check_with_no_warnings() {
+        let n = names("my-agent").unwrap();
+        let text = render(TEMPLATES[1].text, &n, &KitSource::Version("0.1.0".into()));
+        let report = holon_core::check::check_str(&text, Path::new("holon.yaml"));
+        assert!(
+            report.accepted(),
+            "{}",
+            holon_core::check::render_human(&report, false)
+        );
+        assert_eq!(
+            report.warnings(),
+            0,
+            "{}",
+            holon_core::check::render_human(&report, false)
+        );
+    }
+
+    #[test]
+    fn the_workflow_template_is_valid_yaml_that_runs_the_test_target_with_a_report() {
+        let n = names("my-agent").unwrap();
+        let workflow = TEMPLATES
+            .iter()
+            .find(|t| t.path == ".github/workflows/holon.yml")
+            .expect("the workflow template");
+        let text = render(workflow.text, &n, &KitSource::Version("0.1.0".into()));
+        let doc = holon_core::manifest::yaml::parse(&text)
+            .expect("valid YAML")
+            .to_json();
+        assert!(doc.pointer("/on/push").is_some() && doc.pointer("/on/pull_request").is_some());
+        let steps = doc
+            .pointer("/jobs/test/steps")
+            .and_then(|s| s.as_array())
+            .expect("steps");
+        let test = steps
+            .iter()
+            .find(|s| s["run"] == "cargo test --test holon")
+            .expect("a step that runs the test target");
+        assert_eq!(test["env"]["HOLON_JUNIT"], "target/holon-junit.xml");
+        assert!(
+            steps
+                .iter()
+                .any(|s| s["with"]["report_paths"] == "target/holon-junit.xml"),
+            "no step reads the JUnit report"
+        );
+    }
+}

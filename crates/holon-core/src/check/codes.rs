@@ -1,0 +1,73 @@
+//! Declared error codes: format, unique, described, not reserved.
+
+use super::collect::Diagnostics;
+use crate::gateway::Status;
+use crate::manifest::ErrorDecl;
+
+/// `^[a-z][a-z0-9_]*$`
+pub fn valid_code(code: &str) -> bool {
+    let b = code.as_bytes();
+    b.first().is_some_and(u8::is_ascii_lowercase)
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
+}
+
+/// Checks every declared error.
+pub fn check(errors: &[(usize, ErrorDecl)], out: &mut Diagnostics) {
+    for (n, (i, decl)) in errors.iter().enumerate() {
+        let ptr = format!("/interface/errors/{i}");
+        let code_ptr = format!("{ptr}/code");
+        let code = &decl.code;
+        if !valid_code(code) {
+            out.error(
+                "error-code-format",
+                &code_ptr,
+                format!("error code `{code}` does not match `^[a-z][a-z0-9_]*$`"),
+            )
+            .hint(format!(
+                "use lowercase letters, digits and `_`, e.g. `{}`",
+                suggest_code(code)
+            ));
+        }
+        if Status::is_reserved(code) {
+            out.error("error-code-reserved", &code_ptr, format!("error code `{code}` is reserved by the gateway"))
+                .hint("the gateway reports it itself; name your own failure, e.g. `upstream_unavailable` or `document_too_slow`");
+        }
+        if let Some((first, _)) = errors.iter().take(n).find(|(_, d)| d.code == *code) {
+            out.error(
+                "error-code-duplicate",
+                &code_ptr,
+                format!(
+                    "error code `{code}` is declared twice (first at `interface.errors[{first}]`)"
+                ),
+            );
+        }
+        if decl.description.trim().is_empty() {
+            out.error(
+                "error-description-missing",
+                format!("{ptr}/description"),
+                format!("error code `{code}` has no description"),
+            )
+            .hint("say when it happens, for the human deciding whether to call you");
+        }
+    }
+}
+
+fn suggest_code(code: &str) -> String {
+    let mut s: String = code
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect::<String>()
+        .trim_matches('_')
+        .to_string();
+    if !s.starts_with(|c: char| c.is_ascii_lowercase()) {
+        s.insert_str(0, "error_");
+    }
+    s
+}

@@ -1,0 +1,127 @@
+//! What a call came back with, from the agent function or its server, settled as the gateway
+//! would settle it: one type for every pass, with one status and one description per kind of
+//! answer, so the verdicts, `--bless` and explore cannot read an answer three ways.
+
+use serde_json::Value;
+
+use super::{Ended, Gateway, Status};
+use crate::message::short;
+
+/// What a call came back with.
+#[derive(Debug, Clone)]
+pub enum Answer {
+    /// An output (`structuredContent`, or the function's return value).
+    Output(Value),
+    /// A failure result; `code` is `structuredContent.error.code` when there is one.
+    Failed {
+        /// The code, when the failure carried one.
+        code: Option<String>,
+        /// What the failure says happened.
+        message: String,
+    },
+    /// A result with text content only, no `structuredContent`.
+    TextOnly(String),
+    /// A JSON-RPC error instead of a tool result.
+    RpcError {
+        /// The JSON-RPC error code.
+        code: i32,
+        /// The error's message.
+        message: String,
+    },
+    /// No answer within `timeout_s` (plus a grace); the limit in seconds.
+    Hung(f64),
+    /// No answer within `timeout_s` while other calls were in flight, nor when tried alone.
+    HungAlone(f64),
+    /// An HTTP error status (429, 503, ...) instead of an MCP answer.
+    HttpStatus(u16),
+    /// No answer at all: the server could not be reached, or exited; why, in words.
+    Unreachable(String),
+}
+
+impl Answer {
+    /// The status the gateway would settle this answer with.
+    pub fn status(&self, gateway: &Gateway) -> Status {
+        match self {
+            Answer::Output(output) if gateway.judge_output(output).is_empty() => Status::Success,
+            Answer::Output(_) | Answer::TextOnly(_) => Status::InvalidOutput,
+            Answer::Failed { code, .. } => Status::of_failure(gateway, code.as_deref()),
+            Answer::RpcError { .. } | Answer::HttpStatus(_) => Status::AgentError,
+            Answer::Hung(_) | Answer::HungAlone(_) => Status::Timeout,
+            Answer::Unreachable(_) => Status::RuntimeUnavailable,
+        }
+    }
+
+    /// What the agent answered, for a report that names the status beside it: an output in
+    /// short, or what is wrong with the answer.
+    pub fn describe(&self, gateway: &Gateway) -> String {
+        match self {
+            Answer::Output(output) => match gateway.judge_output(output).as_slice() {
+                [] => format!("an output {}", short(output)),
+                [v, rest @ ..] => {
+                    let more = match rest.len() {
+                        0 => String::new(),
+                        n => format!(" (and {n} more)"),
+                    };
+                    format!(
+                        "`interface.output` refuses `{}`: {}{more}",
+                        v.at(),
+                        v.message
+                    )
+                }
+            },
+            Answer::Failed { code, message } => {
+                match (Status::of_failure(gateway, code.as_deref()), code) {
+                    (_, None) => {
+                        format!("a failure with no `structuredContent.error.code`: {message}")
+                    }
+                    (Status::Declared(c), _) => format!("the declared failure `{c}`: {message}"),
+                    (Status::AgentError, Some(c)) => {
+                        format!("the undeclared code `{c}` (not in `interface.errors`): {message}")
+                    }
+                    (Status::InvalidInput, _) => {
+                        format!("the agent refused an input the gateway admits: {message}")
+                    }
+                    // The agent's own server said how it ended (a crash, a timeout): its
+                    // message is the description.
+                    _ => message.clone(),
+                }
+            }
+            Answer::TextOnly(text) => format!(
+                "a result with only text content and no `structuredContent` (the gateway reads `structuredContent`): {}",
+                text.chars().take(200).collect::<String>()
+            ),
+            Answer::RpcError { code, message } => format!(
+                "the server answered with a JSON-RPC error ({code}: {message}) instead of a tool result"
+            ),
+            Answer::Hung(limit) => {
+                format!("no answer within `runtime.limits.timeout_s` ({limit} s)")
+            }
+            Answer::HungAlone(limit) => format!(
+                "no answer within `runtime.limits.timeout_s` ({limit} s), even when tried alone after timing out among other calls in flight; it was cancelled (`notifications/cancelled`)"
+            ),
+            Answer::HttpStatus(http) => format!(
+                "the server answered HTTP {http}{} instead of a tool result",
+                match http {
+                    429 => " Too Many Requests",
+                    503 => " Service Unavailable",
+                    _ => "",
+                }
+            ),
+            Answer::Unreachable(why) => why.clone(),
+        }
+    }
+}
+
+/// The function pass's answer, as a server would have sent it: a failure carries its status's
+/// code.
+impl From<Result<Value, Ended>> for Answer {
+    fn from(outcome: Result<Value, Ended>) -> Answer {
+        match outcome {
+            Ok(output) => Answer::Output(output),
+            Err(ended) => Answer::Failed {
+                code: Some(ended.status.code().to_string()),
+                message: ended.message,
+            },
+        }
+    }
+}

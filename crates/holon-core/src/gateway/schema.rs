@@ -1,0 +1,123 @@
+//! Compiling the manifest's schemas and turning validation errors into located violations.
+
+use jsonschema::error::ValidationErrorKind;
+use jsonschema::{PatternOptions, Validator};
+use serde_json::Value;
+
+use crate::message::{sentence, type_of};
+use crate::pointer;
+
+/// One way an instance breaks a schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// RFC 6901 pointer inside the instance, down to the offending property.
+    pub pointer: String,
+    /// What is wrong, lowercase.
+    pub message: String,
+}
+
+impl Violation {
+    /// Where it is, for messages: the pointer, or `/` for the whole instance.
+    pub fn at(&self) -> &str {
+        if self.pointer.is_empty() {
+            "/"
+        } else {
+            &self.pointer
+        }
+    }
+}
+
+/// Compiles a JSON Schema 2020-12 document with the `regex` pattern engine. Remote `$ref`s are
+/// never fetched (the crate is built without resolvers), so a schema that needs one fails here.
+pub fn compile(schema: &Value) -> Result<Validator, String> {
+    jsonschema::draft202012::options()
+        .with_pattern_options(PatternOptions::regex())
+        .build(schema)
+        .map_err(|e| sentence(&e.to_string()))
+}
+
+/// One violation per property `rule` refuses, at the property.
+fn not_allowed<'a>(
+    base: &'a str,
+    names: &'a [String],
+    rule: &'a str,
+) -> impl Iterator<Item = Violation> + 'a {
+    names.iter().map(move |name| Violation {
+        pointer: pointer::child(base, name),
+        message: format!("property `{name}` is not allowed ({rule})"),
+    })
+}
+
+/// Every violation of `validator` by `instance`, each pointing at the exact property.
+pub fn violations(validator: &Validator, instance: &Value) -> Vec<Violation> {
+    // Most instances are valid: a yes/no walk stops early and builds no error.
+    if validator.is_valid(instance) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for error in validator.iter_errors(instance) {
+        let base = error.instance_path().as_str().to_string();
+        match error.kind() {
+            ValidationErrorKind::Required { property } => {
+                let name = property
+                    .as_str()
+                    .map_or_else(|| property.to_string(), str::to_string);
+                out.push(Violation {
+                    pointer: pointer::child(&base, &name),
+                    message: format!("missing required property `{name}`"),
+                });
+            }
+            ValidationErrorKind::AdditionalProperties { unexpected } => {
+                out.extend(not_allowed(
+                    &base,
+                    unexpected,
+                    "`additionalProperties: false`",
+                ));
+            }
+            ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+                out.extend(not_allowed(&base, unexpected, "`unevaluatedProperties`"));
+            }
+            ValidationErrorKind::Type { .. } => out.push(Violation {
+                pointer: base,
+                message: format!(
+                    "{} (found {})",
+                    sentence(&error.to_string()),
+                    type_of(error.instance())
+                ),
+            }),
+            _ => out.push(Violation {
+                pointer: base,
+                message: sentence(&error.to_string()),
+            }),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_the_property_that_is_missing_or_extra() {
+        let schema = json!({
+            "type": "object",
+            "required": ["words"],
+            "additionalProperties": false,
+            "properties": {"words": {"type": "integer"}, "n": {"type": "object", "unevaluatedProperties": false}}
+        });
+        let v = compile(&schema).unwrap();
+        let found = violations(&v, &json!({"extra": 1, "n": {"deep": 2}}));
+        let pointers: Vec<_> = found.iter().map(|v| v.pointer.as_str()).collect();
+        assert!(pointers.contains(&"/words"), "{found:?}");
+        assert!(pointers.contains(&"/extra"), "{found:?}");
+        assert!(pointers.contains(&"/n/deep"), "{found:?}");
+        let wrong = violations(&v, &json!({"words": "11"}));
+        assert_eq!(wrong[0].pointer, "/words");
+        assert_eq!(
+            wrong[0].message,
+            "\"11\" is not of type \"integer\" (found a string)"
+        );
+    }
+}

@@ -1,0 +1,73 @@
+//! Message helpers in house style: a library's sentence recased, a value cut short, a JSON
+//! type named as JSON Schema names it.
+
+use serde_json::Value;
+
+/// The JSON type of a value, as JSON Schema names it.
+pub fn type_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "an integer",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A value cut short for a message (the harness prints answers with it).
+pub fn short(v: &Value) -> String {
+    let text = v.to_string();
+    if text.chars().count() > 60 {
+        let cut: String = text.chars().take(57).collect();
+        format!("{cut}...")
+    } else {
+        text
+    }
+}
+
+/// A library message in house style: first letter lowercase, no trailing period.
+pub fn sentence(text: &str) -> String {
+    let text = text.trim().trim_end_matches('.');
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) if !chars.clone().next().is_some_and(char::is_uppercase) => {
+            c.to_lowercase().chain(chars).collect()
+        }
+        _ => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sentences_start_lowercase_and_end_without_a_period() {
+        assert_eq!(sentence("Value is too long."), "value is too long");
+        assert_eq!(sentence("  \"x\" is not valid  "), "\"x\" is not valid");
+        // An acronym keeps its capitals.
+        assert_eq!(sentence("RE2 refuses it."), "RE2 refuses it");
+        assert_eq!(sentence(""), "");
+    }
+
+    #[test]
+    fn long_values_are_cut_at_sixty_characters() {
+        let fits = json!("a".repeat(58));
+        assert_eq!(short(&fits), fits.to_string());
+        let long = short(&json!("a".repeat(59)));
+        assert_eq!(long.chars().count(), 60);
+        assert!(long.ends_with("..."), "{long}");
+    }
+
+    #[test]
+    fn types_are_named_as_json_schema_names_them() {
+        assert_eq!(type_of(&json!(1)), "an integer");
+        assert_eq!(type_of(&json!(-1)), "an integer");
+        assert_eq!(type_of(&json!(1.5)), "a number");
+        assert_eq!(type_of(&json!(null)), "null");
+        assert_eq!(type_of(&json!({})), "an object");
+    }
+}

@@ -1,0 +1,97 @@
+//! What each pass saw for each example, kept while blessing is on: the answer that could be
+//! written into the example, or why it never may. One collector per run, passed down to the
+//! passes: nothing is kept in the process.
+
+use std::sync::Mutex;
+
+use holon_core::gateway::{Answer, Gateway, Status};
+use holon_core::manifest::{Example, Expect};
+
+/// Which pass saw an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pass {
+    Function,
+    Mcp,
+}
+
+impl Pass {
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::Function => "function",
+            Pass::Mcp => "mcp",
+        }
+    }
+}
+
+/// One trial's answer: what the example could say, or why it must not.
+#[derive(Debug, Clone)]
+pub(crate) struct Seen {
+    pub pass: Pass,
+    pub example: String,
+    pub answer: Result<Expect, String>,
+}
+
+/// What the passes of one run saw, for `--bless` to decide on after it.
+#[derive(Debug, Default)]
+pub(crate) struct Collector {
+    seen: Mutex<Vec<Seen>>,
+}
+
+impl Collector {
+    /// Everything seen.
+    pub(crate) fn take(&self) -> Vec<Seen> {
+        self.seen
+            .lock()
+            .map(|mut s| std::mem::take(&mut *s))
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn push(&self, seen: Seen) {
+        if let Ok(mut all) = self.seen.lock() {
+            all.push(seen);
+        }
+    }
+
+    /// A pass judged this answer for this example.
+    pub(crate) fn observe(&self, pass: Pass, gateway: &Gateway, example: &Example, got: &Answer) {
+        let status = got.status(gateway);
+        let answer = match (got, &status) {
+            (Answer::Output(value), Status::Success) => Ok(Expect::Output(value.clone())),
+            (Answer::Failed { .. }, Status::Declared(code)) => Ok(Expect::Error(code.clone())),
+            _ => Err(format!(
+                "{}: {}",
+                status.code(),
+                first_line(&got.describe(gateway))
+            )),
+        };
+        self.push(Seen {
+            pass,
+            example: example.name.clone(),
+            answer,
+        });
+    }
+
+    /// A trial of this pass failed before any answer could be judged (the call was not made):
+    /// the example has no answer to write.
+    pub(crate) fn unanswered(&self, pass: Pass, example: &str, why: &str) {
+        let Ok(mut all) = self.seen.lock() else {
+            return;
+        };
+        if !all.iter().any(|s| s.pass == pass && s.example == example) {
+            all.push(Seen {
+                pass,
+                example: example.to_string(),
+                answer: Err(format!("no answer: {}", first_line(why))),
+            });
+        }
+    }
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("");
+    if line.chars().count() > 160 {
+        format!("{}...", line.chars().take(160).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}

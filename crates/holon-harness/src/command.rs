@@ -1,0 +1,68 @@
+//! What the command line (`holon-cli`) drives: the checks a test run starts with, a
+//! `--server-cmd` run with the command line's settings on top, `cargo test` under a watcher,
+//! and the parsers and variables the command line shares with the test target. Not part of
+//! holon-kit's API: `holon_kit::harness` re-exports [`crate::Harness`] only.
+
+use std::path::Path;
+use std::process::{Command, ExitStatus};
+
+use libtest_mimic::Arguments;
+
+use crate::Harness;
+use crate::settings::Layer;
+use holon_core::check::Report;
+
+pub use crate::explore::{parse_cases, parse_seed};
+pub use crate::settings::parse_concurrency;
+pub use crate::settings::{
+    BLESS_VAR, CONCURRENCY_VAR, EXPLORE_CASES_VAR, EXPLORE_SEED_VAR, JUNIT_VAR, STARTUP_VAR,
+    parse_seconds,
+};
+
+pub use crate::provenance::checks;
+pub use crate::settings::CHECKS_SHOWN;
+
+/// The settings a command line gave: they win over the environment and the harness's own.
+pub type CommandLine = Layer;
+
+/// A `--server-cmd` run: the publish checks' warnings were printed already; `replay` is the
+/// command line that runs it again (explore's reports add the seed and the trial).
+pub fn run_server_command(
+    manifest: &Path,
+    server: String,
+    given: CommandLine,
+    replay: String,
+    args: &Arguments,
+) -> u8 {
+    let mut harness = Harness::new(manifest).server_command(server);
+    harness.command_line = given;
+    harness.replay = Some(replay);
+    harness.checks_shown = true;
+    harness.run_code(args)
+}
+
+/// Runs a command in a process group of its own with a watcher, so that if this process is
+/// killed (SIGKILL included), the command and everything it started end too; whatever is left
+/// in the group when the command exits ends with it.
+pub fn supervised_status(command: &mut Command) -> std::io::Result<ExitStatus> {
+    let (mut child, mut group) = crate::supervise::spawn(command)?;
+    let status = child.wait();
+    group.end();
+    status
+}
+
+/// True inside a GitHub Actions job: diagnostics are also printed as workflow commands.
+pub fn github_enabled() -> bool {
+    crate::github::enabled()
+}
+
+/// Every diagnostic of `report` as a GitHub workflow command, a line each.
+pub fn github_render(report: &Report) -> String {
+    crate::github::render_check(report)
+}
+
+/// Runs a harness with explicit libtest arguments and returns its exit code, as
+/// [`Harness::run`] does with the process's own.
+pub fn run_with_arguments(harness: Harness, args: &Arguments) -> u8 {
+    harness.run_code(args)
+}

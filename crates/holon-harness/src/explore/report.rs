@@ -1,0 +1,259 @@
+//! What explore prints: a failure as a ready-to-paste example with the verdict, the reason, the
+//! seed and the command that replays it; after a trial, one line of coverage.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::shrink::Shrunk;
+use super::{Case, Origin};
+use holon_core::manifest::Manifest;
+
+/// Longest input printed in full; a longer one is written to a file the report names.
+const PRINTED: usize = 4096;
+
+/// The report of a failing case.
+pub struct Failure<'a> {
+    /// `explore::function` or `explore::mcp`.
+    pub trial: &'a str,
+    /// The case as first found.
+    pub case: &'a Case,
+    /// How many cases the run has.
+    pub total: usize,
+    /// The shrunk input and how it failed.
+    pub shrunk: &'a Shrunk,
+    /// The seed of the run.
+    pub seed: u64,
+    /// Whether it came from the manifest's bytes.
+    pub seed_from_manifest: bool,
+    /// The command that replays this trial with this seed.
+    pub replay: String,
+}
+
+impl Failure<'_> {
+    /// The text of the trial's failure.
+    pub fn render(&self) -> String {
+        let outcome = &self.shrunk.outcome;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "explore found an input the gateway admits that a paying caller would get `{}` for",
+            outcome.status.code()
+        );
+        let reason = outcome.defect.as_deref().unwrap_or_default();
+        let _ = writeln!(out, "  why: {}", reason.replace('\n', "\n       "));
+        let origin = match &self.case.origin {
+            Origin::Edge(label) => format!("edge case {label}"),
+            Origin::Random => "a random case".to_string(),
+        };
+        let steps = match self.shrunk.steps {
+            1 => "1 step".to_string(),
+            n => format!("{n} steps"),
+        };
+        let shrunk = match (self.shrunk.steps, &self.shrunk.cut_short) {
+            (0, None) => "already as small as it gets".to_string(),
+            (_, None) => format!("shrunk in {steps}"),
+            (_, Some(why)) => format!("shrunk in {steps} ({why})"),
+        };
+        let _ = writeln!(
+            out,
+            "  found by: case {} of {}, {origin}; {shrunk}",
+            self.case.index + 1,
+            self.total
+        );
+        let _ = writeln!(
+            out,
+            "  seed: {}{}",
+            self.seed,
+            if self.seed_from_manifest {
+                " (from the manifest's bytes)"
+            } else {
+                ""
+            }
+        );
+        let example = example(&self.shrunk.input, &outcome.answered, self.case);
+        if example.len() <= PRINTED {
+            let _ = writeln!(
+                out,
+                "\nthe input, as an example to paste into `examples` (write the answer you expect in place of the agent's):\n{example}"
+            );
+        } else {
+            let path = std::env::temp_dir().join(format!(
+                "holon-explore-{}-{}.yaml",
+                self.trial.replace("::", "-"),
+                self.seed
+            ));
+            let saved = match std::fs::write(&path, &example) {
+                Ok(()) => format!("written in full to `{}`", path.display()),
+                Err(e) => format!("could not be written to `{}`: {e}", path.display()),
+            };
+            let _ = writeln!(
+                out,
+                "\nthe input is {} bytes of YAML, too long to print: the example is {saved}",
+                example.len()
+            );
+        }
+        let _ = writeln!(out, "replay: {}", self.replay);
+        let _ = write!(out, "gateway status: {}", outcome.status);
+        out
+    }
+}
+
+fn example(input: &Value, answered: &[String], case: &Case) -> String {
+    let name = match &case.origin {
+        Origin::Edge(label) => format!("explore: {label}"),
+        Origin::Random => format!("explore: case {}", case.index + 1),
+    };
+    let mut text = format!(
+        "  - name: {}\n    input: {}\n",
+        yaml_json(&Value::String(name.replace('`', ""))),
+        yaml_json(input)
+    );
+    for line in answered {
+        let _ = writeln!(text, "    {line}");
+    }
+    text
+}
+
+/// JSON text that is also a YAML flow node: spaces after `:` and `,`, and the characters YAML
+/// does not allow raw (DEL, C1 controls, line and paragraph separators, BOM) escaped.
+pub fn yaml_json(v: &Value) -> String {
+    let mut out = String::new();
+    write_node(&mut out, v);
+    out
+}
+
+fn write_node(out: &mut String, v: &Value) {
+    match v {
+        Value::String(s) => write_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_node(out, item);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (i, (key, value)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_string(out, key);
+                out.push_str(": ");
+                write_node(out, value);
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+fn write_string(out: &mut String, s: &str) {
+    let json = Value::String(s.to_string()).to_string();
+    for c in json.chars() {
+        let code = u32::from(c);
+        if code == 0x7f
+            || (0x80..=0x9f).contains(&code)
+            || matches!(code, 0x2028 | 0x2029 | 0xfeff | 0xfffe | 0xffff)
+        {
+            let _ = write!(out, "\\u{code:04x}");
+        } else {
+            out.push(c);
+        }
+    }
+}
+
+/// What a trial's cases reached.
+#[derive(Default)]
+pub struct Tally {
+    /// Cases run.
+    pub cases: usize,
+    /// Of which edge cases.
+    pub edges: usize,
+    /// Statuses reached, by code.
+    pub statuses: BTreeMap<String, usize>,
+}
+
+impl Tally {
+    /// One line: the cases, the statuses they reached, the declared codes none reached.
+    pub fn line(&self, trial: &str, manifest: &Manifest, refused: usize) -> String {
+        let reached: Vec<String> = self
+            .statuses
+            .iter()
+            .map(|(code, n)| format!("{code} {n}"))
+            .collect();
+        let missed: Vec<String> = manifest
+            .interface
+            .errors
+            .iter()
+            .filter(|e| !self.statuses.contains_key(&e.code))
+            .map(|e| format!("`{}`", e.code))
+            .collect();
+        let mut line = format!(
+            "{trial}: {} cases ({} edge, {} random); reached {}",
+            self.cases,
+            self.edges,
+            self.cases - self.edges,
+            if reached.is_empty() {
+                "nothing".to_string()
+            } else {
+                reached.join(", ")
+            }
+        );
+        if refused > 0 {
+            let _ = write!(
+                line,
+                "; {refused} generated inputs refused by the gate (never sent)"
+            );
+        }
+        if !manifest.interface.errors.is_empty() {
+            if missed.is_empty() {
+                line.push_str("; every declared code reached");
+            } else {
+                let _ = write!(line, "; declared codes none reached: {}", missed.join(", "));
+            }
+        }
+        line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use holon_core::gateway::Status;
+    use serde_json::json;
+
+    #[test]
+    fn the_example_reads_back_as_the_same_yaml() {
+        let input = json!({
+            "text": "a\u{0}b\n\u{7f}\u{85}\u{2028}\u{feff} 🦀 \"q\" \\",
+            "top": 50,
+            "list": [1.5, true, null, {"k": "v"}]
+        });
+        let case = Case {
+            index: 4,
+            origin: Origin::Edge("`/text` a NUL character".into()),
+            input: input.clone(),
+        };
+        let text = example(
+            &input,
+            &["error: agent_crashed".into(), "# message: boom".into()],
+            &case,
+        );
+        let read: Vec<BTreeMap<String, Value>> = serde_saphyr::from_str(
+            &text
+                .replace("\n  ", "\n")
+                .trim_start()
+                .replace("  - ", "- "),
+        )
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(read[0]["input"], input, "{text}");
+        assert_eq!(read[0]["name"], json!("explore: /text a NUL character"));
+        assert_eq!(read[0]["error"], json!(Status::AgentCrashed.code()));
+    }
+}

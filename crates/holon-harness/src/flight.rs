@@ -1,0 +1,186 @@
+//! Calls in flight together: a pass starts its calls ahead of the trials, up to N at once
+//! whatever the core count and libtest's `--test-threads`, and each trial takes its own call's
+//! answer when it runs.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+
+/// One answer per trial, put by the flight and taken by the trial that waits for it.
+pub struct Slots<T> {
+    state: Mutex<Vec<Slot<T>>>,
+    changed: Condvar,
+}
+
+enum Slot<T> {
+    Waiting,
+    Done(T),
+    Taken,
+}
+
+impl<T> Slots<T> {
+    /// `n` empty slots.
+    pub fn new(n: usize) -> Slots<T> {
+        Slots {
+            state: Mutex::new((0..n).map(|_| Slot::Waiting).collect()),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// Fills slot `i` unless it already holds an answer: the first answer counts, a late one
+    /// (a call given up on that returned after all) is dropped.
+    pub fn put(&self, i: usize, value: T) -> bool {
+        let Ok(mut state) = self.state.lock() else {
+            return false;
+        };
+        match state.get_mut(i) {
+            Some(slot @ Slot::Waiting) => {
+                *slot = Slot::Done(value);
+                drop(state);
+                self.changed.notify_all();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Fills every slot still waiting, for a flight that ends without answering them.
+    pub fn close(&self, value: impl Fn(usize) -> T) {
+        if let Ok(mut state) = self.state.lock() {
+            for (i, slot) in state.iter_mut().enumerate() {
+                if matches!(slot, Slot::Waiting) {
+                    *slot = Slot::Done(value(i));
+                }
+            }
+        }
+        self.changed.notify_all();
+    }
+
+    /// Waits for slot `i` and takes its answer; `None` if it was taken already.
+    pub fn take(&self, i: usize) -> Option<T> {
+        let mut state = self.state.lock().ok()?;
+        loop {
+            match state.get_mut(i)? {
+                Slot::Waiting => state = self.changed.wait(state).ok()?,
+                slot @ Slot::Done(_) => {
+                    return match std::mem::replace(slot, Slot::Taken) {
+                        Slot::Done(value) => Some(value),
+                        _ => None,
+                    };
+                }
+                Slot::Taken => return None,
+            }
+        }
+    }
+}
+
+/// Calls that failed while others were in flight (no answer in time, no connection) and were
+/// tried again alone: the note a run ends with when there were any.
+#[derive(Default)]
+pub struct Retries {
+    timed_out: AtomicUsize,
+    refused: AtomicUsize,
+    answered: AtomicUsize,
+}
+
+/// Why a call was tried again alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Crowded {
+    /// No answer within `timeout_s`.
+    TimedOut,
+    /// No connection to the server.
+    Refused,
+}
+
+impl Retries {
+    /// A call was tried again alone; `answered` when it then answered in time.
+    pub fn record(&self, why: Crowded, answered: bool) {
+        match why {
+            Crowded::TimedOut => &self.timed_out,
+            Crowded::Refused => &self.refused,
+        }
+        .fetch_add(1, Ordering::Relaxed);
+        if answered {
+            self.answered.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The note for the end of the run, when a call was tried again alone; `who` names what
+    /// answered (`the server`, `the agent function`).
+    pub fn note(&self, who: &str, concurrency: usize) -> Option<String> {
+        let timed_out = self.timed_out.load(Ordering::Relaxed);
+        let refused = self.refused.load(Ordering::Relaxed);
+        let answered = self.answered.load(Ordering::Relaxed);
+        let calls = |n: usize| format!("{n} {}", if n == 1 { "call" } else { "calls" });
+        let what = match (timed_out, refused) {
+            (0, 0) => return None,
+            (t, 0) => format!("{} timed out", calls(t)),
+            (0, r) => format!("{} could not connect", calls(r)),
+            (t, r) => format!("{} timed out and {} could not connect", calls(t), calls(r)),
+        };
+        let mut note = format!(
+            "note: {what} while other calls were in flight (up to {concurrency} at once), and {} tried again alone: ",
+            if timed_out + refused == 1 {
+                "was"
+            } else {
+                "were"
+            }
+        );
+        if answered > 0 {
+            note.push_str(&format!(
+                "{answered} answered in time alone, so {who} takes calls one at a time; `--concurrency 1` (or `{}=1`) matches it and spares the retries",
+                crate::settings::CONCURRENCY_VAR
+            ));
+        } else {
+            note.push_str("none answered alone either, so each is reported as it failed");
+        }
+        Some(note)
+    }
+}
+
+/// A runtime for one thread of the harness: the passes' workers, the MCP client, the signal
+/// watcher. Each drives its own tasks, so nothing crosses a thread it does not have to.
+pub(super) fn current_thread() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start a tokio runtime: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_keeps_its_first_answer() {
+        let slots = Slots::new(2);
+        assert!(slots.put(0, "first"));
+        assert!(!slots.put(0, "late"));
+        slots.close(|_| "closed");
+        assert_eq!(slots.take(0), Some("first"));
+        assert_eq!(slots.take(0), None);
+        assert_eq!(slots.take(1), Some("closed"));
+    }
+
+    #[test]
+    fn the_note_names_what_went_wrong() {
+        let retries = Retries::default();
+        assert_eq!(retries.note("the server", 16), None);
+        retries.record(Crowded::TimedOut, true);
+        retries.record(Crowded::Refused, false);
+        let note = retries.note("the server", 16).unwrap();
+        assert!(
+            note.starts_with("note: 1 call timed out and 1 call could not connect while other calls were in flight (up to 16 at once)"),
+            "{note}"
+        );
+        assert!(note.contains("1 answered in time alone, so the server takes calls one at a time; `--concurrency 1`"), "{note}");
+    }
+
+    #[test]
+    fn a_trial_waits_for_its_answer() {
+        let slots = std::sync::Arc::new(Slots::new(1));
+        let s = slots.clone();
+        let waiter = std::thread::spawn(move || s.take(0));
+        slots.put(0, 7);
+        assert_eq!(waiter.join().unwrap(), Some(7));
+    }
+}

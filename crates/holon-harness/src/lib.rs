@@ -1,0 +1,424 @@
+//! The test harness: every example becomes trials, `function::<name>` in-process and
+//! `mcp::<name>` through the real server, plus `mcp::tools/list` and the explore trials. Built
+//! on libtest-mimic, so `cargo test` and `cargo nextest run` drive it with libtest's arguments.
+//!
+//! An implementation crate of holon-kit: an agent's `tests/holon.rs` reaches [`Harness`] as
+//! `holon_kit::harness::Harness` (the `harness` feature), and the command line (`holon-cli`)
+//! drives it through [`command`]. Its other items follow holon-kit's version and make no
+//! promise of their own.
+//!
+//! A run's state is the run's: the settings, the trials' records and what `--bless` collects
+//! travel in one context passed down, so two runs in one process are independent. What belongs
+//! to the process is only what a signal must reach (the server groups to stop) and the one
+//! thread that forks servers (`process`).
+
+mod bless;
+// The harness supervises server process groups, a Unix notion: see `supervise`.
+#[cfg(not(unix))]
+compile_error!(
+    "the holon-kit harness (the `harness` and `cli` features, `cargo holon-test`) runs on Linux and macOS; on Windows, run it under WSL (the `runtime` feature, what an agent ships, builds on Windows)"
+);
+
+pub mod command;
+mod compare;
+mod context;
+pub mod exit;
+mod explore;
+mod files;
+mod flight;
+mod function;
+mod github;
+mod junit;
+mod mcp;
+mod process;
+mod provenance;
+mod record;
+mod settings;
+#[cfg(target_os = "linux")]
+mod strays;
+mod supervise;
+mod verdict;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+
+use crate::context::Run;
+use crate::explore::Explorer;
+use crate::process::ServerSpec;
+use crate::record::Records;
+use crate::settings::Layer;
+use holon_core::check;
+use holon_core::gateway::Answer;
+use holon_core::manifest::Manifest;
+use holon_runtime::{Agent, Runner};
+
+/// A `harness = false` test target in five lines:
+///
+/// ```no_run
+/// # async fn run(input: serde_json::Value, _ctx: holon_runtime::Ctx) -> Result<serde_json::Value, holon_runtime::Failure> { Ok(input) }
+/// fn main() -> std::process::ExitCode {
+///     holon_harness::Harness::new(concat!(env!("CARGO_MANIFEST_DIR"), "/holon.yaml"))
+///         .function(holon_runtime::agent(run))
+///         .server_binary("target/debug/my-agent") // env!("CARGO_BIN_EXE_my-agent")
+///         .run()
+/// }
+/// ```
+///
+/// (In an agent, both come from `holon-kit`: `holon_kit::harness::Harness`, `holon_kit::agent`.)
+///
+/// Each setting comes from the command line (`cargo holon-test --concurrency 4`), else the
+/// environment (`HOLON_CONCURRENCY`), else this builder, else its default.
+pub struct Harness {
+    manifest: PathBuf,
+    agent: Option<Arc<dyn Agent>>,
+    server: Option<ServerSpec>,
+    /// What this builder says (below the environment).
+    given: Layer,
+    /// What the command line says (above the environment), for a `--server-cmd` run.
+    command_line: Layer,
+    /// The command that replays a `--server-cmd` run, for explore's reports.
+    replay: Option<String>,
+    checks_shown: bool,
+}
+
+impl Harness {
+    /// A harness for the manifest at `path`.
+    pub fn new(path: impl AsRef<Path>) -> Harness {
+        Harness {
+            manifest: path.as_ref().to_path_buf(),
+            agent: None,
+            server: None,
+            given: Layer::default(),
+            command_line: Layer::default(),
+            replay: None,
+            // `cargo holon-test` printed them already before it ran this test target.
+            checks_shown: std::env::var_os(settings::CHECKS_SHOWN).is_some(),
+        }
+    }
+
+    /// The agent function for the function pass.
+    pub fn function(mut self, agent: Arc<dyn Agent>) -> Harness {
+        self.agent = Some(agent);
+        self
+    }
+
+    /// The server for the MCP pass: a binary run with `PORT` set.
+    pub fn server_binary(mut self, path: impl AsRef<Path>) -> Harness {
+        self.server = Some(ServerSpec::Binary(path.as_ref().to_path_buf()));
+        self
+    }
+
+    /// The server for the MCP pass: a shell command, run in the manifest's folder with `PORT`
+    /// set, so a server in any language can be tested.
+    pub fn server_command(mut self, command: impl Into<String>) -> Harness {
+        self.server = Some(ServerSpec::Command(command.into()));
+        self
+    }
+
+    /// How long the server may take to answer its first `initialize` (default 30 s;
+    /// `HOLON_STARTUP_TIMEOUT_S` and `--startup-timeout` win over this).
+    pub fn startup_timeout(mut self, limit: Duration) -> Harness {
+        self.given.startup = Some(limit);
+        self
+    }
+
+    /// Also writes the run as a JUnit XML report to `path`, one `testcase` per trial that ran;
+    /// its folder is created if missing (`HOLON_JUNIT` and `--junit` win over this).
+    pub fn junit(mut self, path: impl AsRef<Path>) -> Harness {
+        self.given.junit = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// After the run, write the agent's actual answers into the examples that differ (default
+    /// off; `HOLON_BLESS` and `--bless` win over this): see the README's "Blessing the
+    /// examples".
+    pub fn bless(mut self, on: bool) -> Harness {
+        self.given.bless = Some(on);
+        self
+    }
+
+    /// Cases per explore trial (`explore::function`, `explore::mcp`): inputs generated from
+    /// `interface.input` between the examples. Default 100; 0 turns explore off.
+    /// `HOLON_EXPLORE_CASES` and `--explore-cases` win over this.
+    pub fn explore_cases(mut self, cases: u32) -> Harness {
+        self.given.explore_cases = Some(cases);
+        self
+    }
+
+    /// The explore seed (default: one derived from the manifest's bytes, the same on every
+    /// machine). `HOLON_EXPLORE_SEED` and `--explore-seed` win over this.
+    pub fn explore_seed(mut self, seed: u64) -> Harness {
+        self.given.explore_seed = Some(seed);
+        self
+    }
+
+    /// Whether `explore::mcp` requires the server's answer to equal the function's for the same
+    /// input (default on, when both passes run). Turn it off for an agent whose answers vary
+    /// from call to call, such as one with a model behind it.
+    pub fn explore_differential(mut self, on: bool) -> Harness {
+        self.given.explore_differential = Some(on);
+        self
+    }
+
+    /// How many calls may be in flight at once, in the MCP pass and in the function pass for
+    /// an agent that awaits (default 16), whatever the core count and libtest's
+    /// `--test-threads`; 1 sends one call at a time. Kept within 1 to 1024.
+    /// `HOLON_CONCURRENCY` and `--concurrency` win over this.
+    pub fn concurrency(mut self, calls: usize) -> Harness {
+        self.given.concurrency = Some(calls.clamp(1, settings::MAX_CONCURRENCY));
+        self
+    }
+
+    /// Runs with the process's own arguments (libtest's: filters, `--exact`, `--list`, ...).
+    pub fn run(self) -> ExitCode {
+        ExitCode::from(self.run_code(&Arguments::from_args()))
+    }
+
+    /// Runs with explicit libtest arguments and returns the exit code: 0 all passed, 101 a
+    /// trial failed, 1 the manifest was refused.
+    pub(crate) fn run_code(self, args: &Arguments) -> u8 {
+        let started = std::time::Instant::now();
+        let run = match self.prepare(args) {
+            Ok(run) => Arc::new(run),
+            Err(code) => return code,
+        };
+        let mut trials = Vec::new();
+        let flight = self.function_trials(&run, args, &mut trials);
+        // The function the explore trials call: the same gate and limits as the function
+        // pass; a function that blocks its thread is answered `timeout`, its thread abandoned.
+        let reference = match &self.agent {
+            Some(agent) if run.settings.explore.cases > 0 => {
+                Some(Arc::new(Runner::new(run.manifest.clone(), agent.clone())))
+            }
+            _ => None,
+        };
+        let explorer = Explorer::new(run.manifest.clone(), Arc::new(run.settings.explore.clone()));
+        let solo = Arc::new(function::Solo::default());
+        if let Some(call) = explore_call(&solo, &reference) {
+            let explorer = explorer.clone();
+            trials.push(record::trial(
+                &run.records,
+                "explore::function",
+                move || {
+                    explorer
+                        .run("explore::function", &call, None, &explore::Pass::Function)
+                        .map_err(Failed::from)
+                },
+            ));
+        }
+        let shared = self.mcp_trials(&run, args, &explorer, (&solo, &reference), &mut trials);
+        let conclusion = libtest_mimic::run(args, trials);
+        if process::stopping() {
+            // A signal is ending the process with its own code (130, 143): servers stopping
+            // under it made the trials end early, not pass or fail.
+            loop {
+                std::thread::park();
+            }
+        }
+        self.conclude(&run, args, &conclusion, flight, shared, started)
+    }
+
+    /// The checks (printed when they refuse, or warn and were not shown yet), then the settings
+    /// of the run; the exit code when the run cannot go on.
+    fn prepare(&self, args: &Arguments) -> Result<Run, u8> {
+        let report = if self.checks_shown {
+            check::check_file(&self.manifest)
+        } else {
+            provenance::checks(&self.manifest)
+        };
+        if !report.accepted() || (report.warnings() > 0 && !self.checks_shown) {
+            eprint!("{}", check::render_human(&report, use_color(args)));
+            if github::enabled() {
+                print!("{}", github::render_check(&report));
+            }
+        }
+        let lines = github::enabled().then(|| github::example_lines(&report));
+        let manifest = Arc::new(check::into_manifest(report).map_err(|_| exit::REFUSED)?);
+        let settings = settings::resolve(
+            &self.command_line,
+            &self.given,
+            &self.manifest,
+            self.replay.as_deref(),
+        )
+        .map_err(|e| {
+            eprintln!("error: {e}");
+            exit::REFUSED
+        })?;
+        let bless = settings
+            .bless
+            .then(|| Arc::new(bless::Collector::default()));
+        Ok(Run {
+            manifest,
+            settings,
+            records: Arc::new(Records::default()),
+            bless,
+            lines,
+        })
+    }
+
+    /// The `function::<example>` trials, and the flight that makes their calls ahead of them.
+    fn function_trials(
+        &self,
+        run: &Run,
+        args: &Arguments,
+        trials: &mut Vec<Trial>,
+    ) -> Option<Arc<function::Flight>> {
+        let agent = self.agent.as_ref()?;
+        let threads = args
+            .test_threads
+            .or_else(|| std::thread::available_parallelism().ok().map(Into::into))
+            .unwrap_or(1);
+        let (function_trials, flight) = function::trials(run, agent.clone(), threads);
+        trials.extend(function_trials);
+        flight.select(selected(args, &run.manifest, "function"));
+        Some(flight)
+    }
+
+    /// `mcp::tools/list`, the `mcp::<example>` trials and `explore::mcp`, all through one
+    /// server shared by the process.
+    fn mcp_trials(
+        &self,
+        run: &Arc<Run>,
+        args: &Arguments,
+        explorer: &Arc<Explorer>,
+        (solo, reference): (&Arc<function::Solo>, &Option<Arc<Runner>>),
+        trials: &mut Vec<Trial>,
+    ) -> Option<Arc<mcp::Shared>> {
+        let spec = self.server.as_ref()?;
+        let shared = Arc::new(mcp::Shared::new(
+            run.manifest.clone(),
+            spec.clone(),
+            run.settings.startup,
+            run.settings.concurrency,
+            run.bless.clone(),
+        ));
+        shared.select(
+            runs(args, "mcp::tools/list"),
+            selected(args, &run.manifest, "mcp"),
+        );
+        let s = shared.clone();
+        trials.push(record::trial(&run.records, "mcp::tools/list", move || {
+            s.tools_list().map_err(Failed::from)
+        }));
+        for (index, example) in run.manifest.examples.iter().enumerate() {
+            let (s, name) = (shared.clone(), example.name.clone());
+            let bless = run.bless.clone();
+            trials.push(record::trial(
+                &run.records,
+                format!("mcp::{name}"),
+                move || {
+                    let result = s.call(index);
+                    if let (Err(why), Some(bless)) = (&result, &bless) {
+                        bless.unanswered(bless::Pass::Mcp, &name, why);
+                    }
+                    result.map_err(Failed::from)
+                },
+            ));
+        }
+        if run.settings.explore.cases > 0 {
+            let (one, all) = (shared.clone(), shared.clone());
+            let differential = if run.settings.explore.differential {
+                explore_call(solo, reference)
+            } else {
+                None
+            };
+            let call: explore::Call = Box::new(move |input: &serde_json::Value| one.answer(input));
+            let batch: explore::Batch =
+                Box::new(move |inputs: &[serde_json::Value]| all.answer_all(inputs));
+            let pass = explore::Pass::Server {
+                reference: differential,
+            };
+            let (explorer, concurrency) = (explorer.clone(), run.settings.concurrency);
+            trials.push(record::trial(&run.records, "explore::mcp", move || {
+                explorer
+                    .run("explore::mcp", &call, Some(&(batch, concurrency)), &pass)
+                    .map_err(Failed::from)
+            }));
+        }
+        Some(shared)
+    }
+
+    /// After the trials: the server stopped (its output shown when a trial failed), the notes,
+    /// the annotations, `--bless`, the JUnit report, and the exit code.
+    fn conclude(
+        &self,
+        run: &Run,
+        args: &Arguments,
+        conclusion: &libtest_mimic::Conclusion,
+        flight: Option<Arc<function::Flight>>,
+        shared: Option<Arc<mcp::Shared>>,
+        started: std::time::Instant,
+    ) -> u8 {
+        if let Some(shared) = &shared
+            && let Some(output) = shared.stop()
+            && conclusion.has_failed()
+        {
+            eprintln!("\n--- server output (last lines) ---\n{output}\n---");
+        }
+        let notes =
+            (flight.iter().map(|f| f.retry_note())).chain(shared.iter().map(|s| s.retry_note()));
+        for note in notes.flatten() {
+            eprintln!("\n{note}");
+        }
+        let records = run.records.take();
+        if let Some(lines) = &run.lines {
+            github::print_failures(&run.manifest, lines, &records);
+        }
+        let code = match &run.bless {
+            Some(seen) => bless::finish(&self.manifest, &run.manifest, seen, conclusion.num_failed),
+            None if conclusion.has_failed() => exit::FAILED,
+            None => exit::OK,
+        };
+        match &run.settings.junit {
+            Some(path) if !args.list => {
+                match junit::write(path, &run.manifest.name, &records, started.elapsed()) {
+                    Ok(()) => code,
+                    Err(message) => {
+                        eprintln!("error: {message}");
+                        code.max(exit::REFUSED)
+                    }
+                }
+            }
+            _ => code,
+        }
+    }
+}
+
+/// Whether libtest will run the trial of this name: the calls a pass makes ahead of its trials
+/// are those of the trials that will run.
+fn runs(args: &Arguments, name: &str) -> bool {
+    let trial = Trial::test(name, || Ok(()));
+    !args.list && !args.is_filtered_out(&trial) && !args.is_ignored(&trial)
+}
+
+/// The examples whose `<pass>::<name>` trial will run.
+fn selected(args: &Arguments, manifest: &Manifest, pass: &str) -> Vec<usize> {
+    (manifest.examples.iter().enumerate())
+        .filter(|(_, e)| runs(args, &format!("{pass}::{}", e.name)))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The function as explore calls it, one input at a time, when there is one to call.
+fn explore_call(
+    solo: &Arc<function::Solo>,
+    reference: &Option<Arc<Runner>>,
+) -> Option<explore::Call> {
+    let runner = reference.clone()?;
+    let solo = solo.clone();
+    Some(Box::new(move |input: &serde_json::Value| -> Answer {
+        solo.answer(&runner, input.clone())
+    }))
+}
+
+fn use_color(args: &Arguments) -> bool {
+    exit::color(match args.color {
+        Some(libtest_mimic::ColorSetting::Always) => Some(true),
+        Some(libtest_mimic::ColorSetting::Never) => Some(false),
+        _ => None,
+    })
+}

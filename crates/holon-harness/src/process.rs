@@ -1,0 +1,401 @@
+//! The server under test as a child process: its own process group with a watcher
+//! (`supervise`), a free port, its output kept for the report, and stopped on every way out.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+#[cfg(target_os = "linux")]
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::supervise::{self, Group};
+
+/// How to start the server.
+#[derive(Debug, Clone)]
+pub enum ServerSpec {
+    /// A binary, run with no arguments (e.g. `env!("CARGO_BIN_EXE_my-agent")`).
+    Binary(PathBuf),
+    /// A shell command line, run with `sh -c` (any language).
+    Command(String),
+}
+
+impl ServerSpec {
+    fn describe(&self) -> String {
+        match self {
+            ServerSpec::Binary(p) => format!("`{}`", p.display()),
+            ServerSpec::Command(c) => format!("`{c}`"),
+        }
+    }
+}
+
+const KEPT_LINES: usize = 200;
+
+/// The last lines the server wrote, stdout and stderr interleaved as they arrived.
+#[derive(Clone, Default)]
+pub struct Output(Arc<Mutex<VecDeque<String>>>);
+
+impl Output {
+    fn push(&self, line: String) {
+        if let Ok(mut lines) = self.0.lock() {
+            if lines.len() == KEPT_LINES {
+                lines.pop_front();
+            }
+            lines.push_back(line);
+        }
+    }
+
+    /// The kept lines, or a note that there were none.
+    pub fn tail(&self) -> String {
+        let lines = self
+            .0
+            .lock()
+            .map(|l| l.iter().cloned().collect::<Vec<_>>())
+            .unwrap_or_default();
+        if lines.is_empty() {
+            "(the server wrote nothing)".to_string()
+        } else {
+            lines.join("\n")
+        }
+    }
+
+    fn mentions_port_in_use(&self) -> bool {
+        let text = self.tail().to_lowercase();
+        text.contains("address already in use")
+            || text.contains("eaddrinuse")
+            || text.contains("address in use")
+    }
+}
+
+/// A running server.
+pub struct ServerProcess {
+    child: Arc<Mutex<Child>>,
+    group: Mutex<Group>,
+    pgid: i32,
+    /// What marks the server's processes in their environment (`strays`).
+    #[cfg(target_os = "linux")]
+    mark: String,
+    /// The port it was given in `PORT`.
+    pub port: u16,
+    /// What it printed.
+    pub output: Output,
+    stopped: Mutex<bool>,
+}
+
+/// Why the server could not be started.
+#[derive(Debug)]
+pub struct StartError {
+    /// What went wrong, with the server's output.
+    pub message: String,
+}
+
+impl ServerProcess {
+    /// Starts the server in `dir` with `PORT` set to a free port and waits until `ready`
+    /// says it answers (polled with backoff), within `limit`. A port taken between picking and
+    /// binding is retried with another one.
+    pub fn start(
+        spec: &ServerSpec,
+        dir: &std::path::Path,
+        limit: Duration,
+        ready: impl Fn(u16) -> bool,
+    ) -> Result<ServerProcess, StartError> {
+        let mut last = None;
+        for _ in 0..3 {
+            let port = portpicker::pick_unused_port().ok_or_else(|| StartError {
+                message: "no free port on 127.0.0.1".into(),
+            })?;
+            let server = spawn(spec, dir, port)?;
+            match server.wait_ready(limit, &ready) {
+                Ok(()) => return Ok(server),
+                Err(e) => {
+                    let retry = server.output.mentions_port_in_use();
+                    server.stop();
+                    if !retry {
+                        return Err(StartError {
+                            message: format!(
+                                "{e}\n--- server output ({}) ---\n{}",
+                                spec.describe(),
+                                server.output.tail()
+                            ),
+                        });
+                    }
+                    last = Some(e);
+                }
+            }
+        }
+        Err(StartError {
+            message: last.unwrap_or_else(|| "the port was taken three times".into()),
+        })
+    }
+
+    fn wait_ready(&self, limit: Duration, ready: &impl Fn(u16) -> bool) -> Result<(), String> {
+        let start = Instant::now();
+        let mut pause = Duration::from_millis(5);
+        loop {
+            if let Some(status) = self.exit_status() {
+                return Err(format!("the server exited before it answered ({status})"));
+            }
+            if port_open(self.port) && ready(self.port) {
+                return Ok(());
+            }
+            if start.elapsed() > limit {
+                return Err(format!(
+                    "the server did not answer an MCP `initialize` on port {} within {} s",
+                    self.port,
+                    limit.as_secs_f64()
+                ));
+            }
+            // Polling with backoff: the server gives no other signal that it is ready.
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(200));
+        }
+    }
+
+    /// The exit status, when the server has exited.
+    pub fn exit_status(&self) -> Option<std::process::ExitStatus> {
+        self.child.lock().ok()?.try_wait().ok().flatten()
+    }
+
+    /// The exit status, waiting up to `limit` for the server to exit.
+    pub fn wait_exit(&self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + limit;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            if let Some(status) = self.exit_status() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
+    }
+
+    /// Stops the whole process group: SIGTERM, then SIGKILL after two seconds. Idempotent.
+    pub fn stop(&self) {
+        let Ok(mut stopped) = self.stopped.lock() else {
+            return;
+        };
+        if *stopped {
+            return;
+        }
+        *stopped = true;
+        // The group's watcher ignores this one; it ends with the SIGKILL below.
+        supervise::terminate(self.pgid);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let mut pause = Duration::from_millis(1);
+        loop {
+            let exited = self
+                .child
+                .lock()
+                .map(|mut c| c.try_wait().ok().flatten().is_some())
+                .unwrap_or(true);
+            if exited || Instant::now() > deadline {
+                break;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
+        // Whatever is left of the group (a shell's children, the watcher) goes now.
+        if let Ok(mut group) = self.group.lock() {
+            group.end();
+        }
+        unregister(self.pgid);
+        if let Ok(mut c) = self.child.lock() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        #[cfg(target_os = "linux")]
+        for line in super::strays::sweep(self.pgid, &self.mark) {
+            eprintln!("warning: {line}");
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A server group this process started: its id and its first process.
+type Live = (i32, Arc<Mutex<Child>>);
+
+/// The process groups of the servers this process started and has not stopped yet, so that a
+/// signal handler can stop them all, whatever state their start is in. The process's own state,
+/// not a run's: a signal ends the process, whatever runs are in it.
+fn live_groups() -> &'static Mutex<Vec<Live>> {
+    static GROUPS: std::sync::OnceLock<Mutex<Vec<Live>>> = std::sync::OnceLock::new();
+    GROUPS.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+fn unregister(pgid: i32) {
+    if let Ok(mut groups) = live_groups().lock() {
+        groups.retain(|(g, _)| *g != pgid);
+    }
+}
+
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether [`stop_all`] was called: the process is about to end with the exit code its caller
+/// chose, which a run finishing meanwhile must not replace with its own.
+pub fn stopping() -> bool {
+    STOPPING.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// How long [`stop_all`] gives the groups to exit after SIGTERM before SIGKILL.
+const STOP_ALL_GRACE: Duration = Duration::from_millis(200);
+
+/// Stops every server group this process started and has not stopped yet: SIGTERM, up to a
+/// moment for each group's server to exit cleanly (polled), then SIGKILL. For the way out on
+/// Ctrl-C or SIGTERM, whose caller ends the process next.
+pub fn stop_all() {
+    STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
+    let groups = live_groups().lock().map(|g| g.clone()).unwrap_or_default();
+    for (pgid, _) in &groups {
+        supervise::terminate(*pgid);
+    }
+    // Each group keeps its watcher until the SIGKILL, so what is polled is each server's first
+    // process.
+    let exited = |child: &Arc<Mutex<Child>>| {
+        child
+            .lock()
+            .map(|mut c| c.try_wait().ok().flatten().is_some())
+            .unwrap_or(true)
+    };
+    let deadline = Instant::now() + STOP_ALL_GRACE;
+    let mut pause = Duration::from_millis(1);
+    while Instant::now() < deadline && !groups.iter().all(|(_, child)| exited(child)) {
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+    for (pgid, _) in &groups {
+        supervise::kill(*pgid);
+    }
+}
+
+/// Stops every server group on Ctrl-C or SIGTERM (see [`stop_all`]), then ends the process as
+/// the signal would have. Once per process.
+pub fn stop_all_on_signal() {
+    supervise::on_terminating_signal(stop_all);
+}
+
+fn port_open(port: u16) -> bool {
+    std::net::TcpStream::connect_timeout(&([127, 0, 0, 1], port).into(), Duration::from_millis(200))
+        .is_ok()
+}
+
+fn spawn(spec: &ServerSpec, dir: &std::path::Path, port: u16) -> Result<ServerProcess, StartError> {
+    let mut command = match spec {
+        ServerSpec::Binary(path) => Command::new(path),
+        ServerSpec::Command(line) => {
+            let mut c = Command::new("sh");
+            c.arg("-c").arg(line);
+            c
+        }
+    };
+    command
+        .current_dir(dir)
+        .env("PORT", port.to_string())
+        .env("HOST", "127.0.0.1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // The kernel also kills the server the moment the harness dies, before its watcher's
+    // SIGTERM (Linux: see `spawner`).
+    supervise::die_with_parent(&mut command);
+    #[cfg(target_os = "linux")]
+    let mark = super::strays::next_mark();
+    #[cfg(target_os = "linux")]
+    let spawned = {
+        super::strays::become_subreaper();
+        command.env(super::strays::MARK, &mark);
+        spawner().spawn(command)
+    };
+    #[cfg(not(target_os = "linux"))]
+    let spawned = supervise::spawn(&mut command);
+    let (mut child, group) = spawned.map_err(|e| StartError {
+        message: format!("cannot start the server {}: {e}", spec.describe()),
+    })?;
+    let output = Output::default();
+    if let Some(out) = child.stdout.take() {
+        keep(out, output.clone());
+    }
+    if let Some(err) = child.stderr.take() {
+        keep(err, output.clone());
+    }
+    let pgid = group.id();
+    let child = Arc::new(Mutex::new(child));
+    if let Ok(mut groups) = live_groups().lock() {
+        groups.push((pgid, child.clone()));
+    }
+    Ok(ServerProcess {
+        child,
+        group: Mutex::new(group),
+        pgid,
+        #[cfg(target_os = "linux")]
+        mark,
+        port,
+        output,
+        stopped: Mutex::new(false),
+    })
+}
+
+fn keep(stream: impl Read + Send + 'static, output: Output) {
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            match line {
+                Ok(l) => output.push(l),
+                Err(_) => break,
+            }
+        }
+    });
+}
+
+#[cfg(target_os = "linux")]
+type Spawned = std::io::Result<(Child, Group)>;
+
+/// `PR_SET_PDEATHSIG` fires when the *thread* that forked the child ends, not the process.
+/// Test threads come and go, so every server is forked by one thread that lives as long as
+/// the process: when the harness dies, however it dies, the server dies with it.
+#[cfg(target_os = "linux")]
+struct Spawner {
+    requests: Mutex<mpsc::Sender<(Command, mpsc::Sender<Spawned>)>>,
+}
+
+#[cfg(target_os = "linux")]
+impl Spawner {
+    fn spawn(&self, command: Command) -> Spawned {
+        let (reply, answer) = mpsc::channel();
+        self.requests
+            .lock()
+            .map_err(|_| std::io::Error::other("spawner lock poisoned"))?
+            .send((command, reply))
+            .map_err(|_| std::io::Error::other("spawner thread is gone"))?;
+        answer
+            .recv()
+            .map_err(|_| std::io::Error::other("spawner thread is gone"))?
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn spawner() -> &'static Spawner {
+    static SPAWNER: std::sync::OnceLock<Spawner> = std::sync::OnceLock::new();
+    SPAWNER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<(Command, mpsc::Sender<Spawned>)>();
+        std::thread::Builder::new()
+            .name("holon-server-spawner".into())
+            .spawn(move || {
+                for (mut command, reply) in rx {
+                    let _ = reply.send(supervise::spawn(&mut command));
+                }
+                // The sender lives in a static, so this loop only ends with the process.
+            })
+            .ok();
+        Spawner {
+            requests: Mutex::new(tx),
+        }
+    })
+}

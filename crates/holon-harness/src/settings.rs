@@ -1,0 +1,340 @@
+//! A run's settings. Each comes from the first layer that gives it: the command line, then the
+//! environment, then the `Harness` builder in `tests/holon.rs`, then its default. One rule for
+//! every setting; under `cargo holon-test` the command line reaches the test target through the
+//! same variables, so it wins there too.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::explore;
+
+/// Set by `cargo holon-test` for the test target it runs: the publish checks' warnings (and
+/// `source-commit-stale`) were printed already, so the harness does not print them twice.
+pub const CHECKS_SHOWN: &str = "HOLON_CHECKS_SHOWN";
+
+/// `--startup-timeout`.
+pub const STARTUP_VAR: &str = "HOLON_STARTUP_TIMEOUT_S";
+/// `--junit`.
+pub const JUNIT_VAR: &str = "HOLON_JUNIT";
+/// `--bless`.
+pub const BLESS_VAR: &str = "HOLON_BLESS";
+/// `--concurrency`.
+pub const CONCURRENCY_VAR: &str = "HOLON_CONCURRENCY";
+/// `--explore-cases`.
+pub const EXPLORE_CASES_VAR: &str = "HOLON_EXPLORE_CASES";
+/// `--explore-seed`.
+pub const EXPLORE_SEED_VAR: &str = "HOLON_EXPLORE_SEED";
+
+/// Calls in flight at once when nothing else is said.
+pub const DEFAULT_CONCURRENCY: usize = 16;
+
+/// The most calls in flight a run may ask for.
+pub const MAX_CONCURRENCY: usize = 1024;
+
+/// `N` for `--concurrency N` or `HOLON_CONCURRENCY`: a whole number of calls, 1 to 1024.
+pub fn parse_concurrency(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_CONCURRENCY).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "the concurrency must be a whole number of calls, at least 1 (1 means one call at a time) and at most {MAX_CONCURRENCY}, not `{text}`"
+        )),
+    }
+}
+
+/// How long a server may take to answer its first `initialize` unless told otherwise.
+pub const DEFAULT_STARTUP: Duration = Duration::from_secs(30);
+
+/// What one layer says; `None` where it says nothing.
+#[derive(Debug, Clone, Default)]
+pub struct Layer {
+    /// How long the server may take to answer its first `initialize`.
+    pub startup: Option<Duration>,
+    /// Where to write the JUnit report.
+    pub junit: Option<PathBuf>,
+    /// Whether to write the agent's answers into the examples after the run.
+    pub bless: Option<bool>,
+    /// Calls in flight at once.
+    pub concurrency: Option<usize>,
+    /// Cases per explore trial.
+    pub explore_cases: Option<u32>,
+    /// The seed explore draws its inputs from.
+    pub explore_seed: Option<u64>,
+    /// Whether `explore::mcp` compares the server's answers with the function's.
+    pub explore_differential: Option<bool>,
+}
+
+impl Layer {
+    /// The environment's layer; a value that does not parse is refused, naming its variable.
+    pub fn from_env() -> Result<Layer, String> {
+        Layer::from_vars(|name| std::env::var(name))
+    }
+
+    /// The layer the variables `lookup` finds give.
+    fn from_vars(
+        lookup: impl Fn(&str) -> Result<String, std::env::VarError>,
+    ) -> Result<Layer, String> {
+        let var = |name: &str| var(name, &lookup);
+        Ok(Layer {
+            startup: parsed(STARTUP_VAR, var(STARTUP_VAR)?, parse_seconds)?
+                .map(Duration::from_secs_f64),
+            junit: var(JUNIT_VAR)?.map(PathBuf::from),
+            // Set to `1`, on; set to anything else, off.
+            bless: var(BLESS_VAR)?.map(|v| v == "1"),
+            concurrency: parsed(CONCURRENCY_VAR, var(CONCURRENCY_VAR)?, parse_concurrency)?,
+            explore_cases: parsed(
+                EXPLORE_CASES_VAR,
+                var(EXPLORE_CASES_VAR)?,
+                explore::parse_cases,
+            )?,
+            explore_seed: parsed(
+                EXPLORE_SEED_VAR,
+                var(EXPLORE_SEED_VAR)?,
+                explore::parse_seed,
+            )?,
+            explore_differential: None,
+        })
+    }
+
+    /// This layer, with `lower`'s values where it says nothing.
+    fn over(self, lower: &Layer) -> Layer {
+        Layer {
+            startup: self.startup.or(lower.startup),
+            junit: self.junit.or_else(|| lower.junit.clone()),
+            bless: self.bless.or(lower.bless),
+            concurrency: self.concurrency.or(lower.concurrency),
+            explore_cases: self.explore_cases.or(lower.explore_cases),
+            explore_seed: self.explore_seed.or(lower.explore_seed),
+            explore_differential: self.explore_differential.or(lower.explore_differential),
+        }
+    }
+}
+
+/// The settings a run goes by.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How long the server may take to answer its first `initialize`.
+    pub startup: Duration,
+    /// Where to write the JUnit report, if anywhere.
+    pub junit: Option<PathBuf>,
+    /// Whether to bless after the run.
+    pub bless: bool,
+    /// Calls in flight at once.
+    pub concurrency: usize,
+    /// How to explore.
+    pub explore: explore::Settings,
+}
+
+/// The settings of a run on the manifest at `path`: `command_line` over the environment over
+/// `harness`, then the defaults. `replay` is the command line that replays a `--server-cmd`
+/// run (without its seed and trial); without one, the replay command is `cargo holon-test`.
+pub fn resolve(
+    command_line: &Layer,
+    harness: &Layer,
+    path: &Path,
+    replay: Option<&str>,
+) -> Result<Settings, String> {
+    resolve_layers(command_line, &Layer::from_env()?, harness, path, replay)
+}
+
+/// [`resolve`] with the environment's layer given.
+fn resolve_layers(
+    command_line: &Layer,
+    env: &Layer,
+    harness: &Layer,
+    path: &Path,
+    replay: Option<&str>,
+) -> Result<Settings, String> {
+    let given = command_line.clone().over(&env.clone().over(harness));
+    let cases = given.explore_cases.unwrap_or(explore::DEFAULT_CASES);
+    let seed = match given.explore_seed {
+        Some(seed) => seed,
+        None => explore::manifest_seed(path)?,
+    };
+    let replay = match replay {
+        Some(base) => {
+            let mut line = format!("{base} --explore-seed {seed}");
+            if cases != explore::DEFAULT_CASES {
+                line.push_str(&format!(" --explore-cases {cases}"));
+            }
+            line.push_str(" -- --exact {trial}");
+            line
+        }
+        None => {
+            let mut line = format!("{EXPLORE_SEED_VAR}={seed}");
+            if cases != explore::DEFAULT_CASES {
+                line.push_str(&format!(" {EXPLORE_CASES_VAR}={cases}"));
+            }
+            line.push_str(" cargo holon-test -- --exact {trial}");
+            line
+        }
+    };
+    Ok(Settings {
+        startup: given.startup.unwrap_or(DEFAULT_STARTUP),
+        junit: given.junit,
+        bless: given.bless.unwrap_or(false),
+        concurrency: given.concurrency.unwrap_or(DEFAULT_CONCURRENCY),
+        explore: explore::Settings {
+            cases,
+            seed,
+            seed_from_manifest: given.explore_seed.is_none(),
+            differential: given.explore_differential.unwrap_or(true),
+            replay,
+        },
+    })
+}
+
+/// Seconds above 0, fractions allowed.
+pub fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s > 0.0 && s.is_finite() => Ok(s),
+        _ => Err(format!("must be a number of seconds above 0, not `{text}`")),
+    }
+}
+
+/// A variable's value; `None` when it is unset or empty.
+fn var(
+    name: &str,
+    lookup: impl Fn(&str) -> Result<String, std::env::VarError>,
+) -> Result<Option<String>, String> {
+    match lookup(name) {
+        Ok(text) if text.trim().is_empty() => Ok(None),
+        Ok(text) => Ok(Some(text)),
+        Err(std::env::VarError::NotPresent) => Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => Err(format!("`{name}` is not UTF-8")),
+    }
+}
+
+/// A variable's value parsed, or why it does not parse, naming the variable.
+fn parsed<T>(
+    name: &str,
+    text: Option<String>,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<Option<T>, String> {
+    match text {
+        None => Ok(None),
+        Some(text) => parse(text.trim())
+            .map(Some)
+            .map_err(|e| format!("`{name}={text}`: {e}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concurrency_is_a_whole_number_of_calls() {
+        assert_eq!(parse_concurrency("16"), Ok(16));
+        assert_eq!(parse_concurrency(" 1 "), Ok(1));
+        assert_eq!(parse_concurrency("1024"), Ok(1024));
+        for bad in ["0", "-1", "2.5", "", "many", "1025", "99999999999999999999"] {
+            let e = parse_concurrency(bad).unwrap_err();
+            assert!(e.contains("at least 1"), "{bad}: {e}");
+        }
+    }
+
+    /// The layer these variables give.
+    fn env(vars: &[(&str, &str)]) -> Result<Layer, String> {
+        let vars: Vec<(String, String)> = (vars.iter())
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Layer::from_vars(move |name| {
+            (vars.iter().find(|(k, _)| k == name))
+                .map(|(_, v)| v.clone())
+                .ok_or(std::env::VarError::NotPresent)
+        })
+    }
+
+    #[test]
+    fn every_setting_goes_command_line_then_environment_then_harness() {
+        // The default seed comes from the manifest's bytes.
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = &dir.path().join("holon.yaml");
+        std::fs::write(path, "name: probe\n").expect("a manifest");
+        let all = |n: usize, on: bool| Layer {
+            startup: Some(Duration::from_secs(n as u64)),
+            junit: Some(PathBuf::from(format!("{n}.xml"))),
+            bless: Some(on),
+            concurrency: Some(n),
+            explore_cases: Some(n as u32),
+            explore_seed: Some(n as u64),
+            explore_differential: Some(on),
+        };
+        let (command_line, environment, harness) = (all(1, true), all(2, false), all(3, true));
+        let settings = |c: &Layer, e: &Layer, h: &Layer| {
+            resolve_layers(c, e, h, path, None).expect("settings")
+        };
+        let by_line = settings(&command_line, &environment, &harness);
+        let by_env = settings(&Layer::default(), &environment, &harness);
+        let by_harness = settings(&Layer::default(), &Layer::default(), &harness);
+        for (s, n, on) in [
+            (by_line, 1, true),
+            (by_env, 2, false),
+            (by_harness, 3, true),
+        ] {
+            assert_eq!(s.startup, Duration::from_secs(n as u64));
+            assert_eq!(s.junit, Some(PathBuf::from(format!("{n}.xml"))));
+            assert_eq!(s.bless, on);
+            assert_eq!(s.concurrency, n);
+            assert_eq!((s.explore.cases, s.explore.seed), (n as u32, n as u64));
+        }
+        let defaults = settings(&Layer::default(), &Layer::default(), &Layer::default());
+        assert_eq!(defaults.startup, DEFAULT_STARTUP);
+        assert_eq!(defaults.concurrency, DEFAULT_CONCURRENCY);
+        assert!(!defaults.bless && defaults.explore.differential);
+    }
+
+    #[test]
+    fn the_environment_is_read_and_a_bad_value_named() {
+        let layer = env(&[
+            (CONCURRENCY_VAR, "4"),
+            (BLESS_VAR, "1"),
+            (STARTUP_VAR, "0.5"),
+            (JUNIT_VAR, "out.xml"),
+        ])
+        .expect("a good environment");
+        assert_eq!(layer.concurrency, Some(4));
+        assert_eq!(layer.bless, Some(true));
+        assert_eq!(layer.startup, Some(Duration::from_millis(500)));
+        assert_eq!(layer.junit, Some(PathBuf::from("out.xml")));
+        assert_eq!(env(&[(BLESS_VAR, "0")]).expect("off").bless, Some(false));
+        assert_eq!(
+            env(&[(CONCURRENCY_VAR, " ")]).expect("empty").concurrency,
+            None
+        );
+        for (name, bad) in [
+            (CONCURRENCY_VAR, "0"),
+            (STARTUP_VAR, "soon"),
+            (EXPLORE_CASES_VAR, "-1"),
+            (EXPLORE_SEED_VAR, "x"),
+        ] {
+            let e = env(&[(name, bad)]).expect_err(bad);
+            assert!(e.starts_with(&format!("`{name}={bad}`")), "{e}");
+        }
+    }
+
+    #[test]
+    fn the_higher_layer_wins_field_by_field() {
+        let command_line = Layer {
+            concurrency: Some(2),
+            ..Layer::default()
+        };
+        let harness = Layer {
+            concurrency: Some(8),
+            bless: Some(true),
+            ..Layer::default()
+        };
+        let merged = command_line.over(&harness);
+        assert_eq!(merged.concurrency, Some(2));
+        assert_eq!(merged.bless, Some(true));
+        assert_eq!(merged.junit, None);
+    }
+
+    #[test]
+    fn seconds_are_positive_numbers() {
+        assert_eq!(parse_seconds("0.5"), Ok(0.5));
+        for bad in ["0", "-1", "soon", "", "inf", "NaN"] {
+            assert!(parse_seconds(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,94 @@
+//! What an answer means for an example: pass, or a failure that says why in words, with the
+//! status the gateway would have given. The status and the description of the answer are the
+//! answer's own (`Answer::status`, `Answer::describe`); this adds what the example expected.
+
+use super::compare::diff;
+use holon_core::gateway::{Answer, Gateway, Status};
+use holon_core::json::equal as json_eq;
+use holon_core::manifest::{Example, Expect};
+
+/// Passes when the answer is exactly what the example promises.
+pub(crate) fn judge(gateway: &Gateway, example: &Example, answer: Answer) -> Result<(), String> {
+    let status = answer.status(gateway);
+    match (&answer, &example.expect) {
+        (Answer::Output(actual), Expect::Output(expected)) => {
+            // The status judged the output already: a pass validates it once.
+            if status == Status::Success && json_eq(actual, expected) {
+                return Ok(());
+            }
+            let violations = gateway.judge_output(actual);
+            let mut message = String::from("the output differs from the example\n");
+            message.push_str(&diff(expected, actual));
+            for v in &violations {
+                message.push_str(&format!(
+                    "\n`interface.output` refuses `{}`: {}",
+                    v.at(),
+                    v.message
+                ));
+            }
+            message.push_str(&format!("\ngateway status: {status}"));
+            Err(message)
+        }
+        (_, Expect::Error(want)) if status == Status::Declared(want.clone()) => Ok(()),
+        (Answer::Failed { code, message }, expect) => {
+            failed(&status, code.as_deref(), message, expect)
+        }
+        (_, expect) => Err(format!(
+            "expected {}, got {}{}\ngateway status: {status}",
+            expected(expect),
+            answer.describe(gateway),
+            hint(&answer, expect)
+        )),
+    }
+}
+
+/// What was expected, in words.
+fn expected(expect: &Expect) -> String {
+    match expect {
+        Expect::Output(_) => "an output".to_string(),
+        Expect::Error(want) => format!("the declared failure `{want}`"),
+    }
+}
+
+/// A failure result against what the example expects: which code it carried, what that means,
+/// and its message.
+fn failed(
+    status: &Status,
+    code: Option<&str>,
+    message: &str,
+    expect: &Expect,
+) -> Result<(), String> {
+    let what = match (code, status) {
+        (None, _) => "a failure with no `structuredContent.error.code`".to_string(),
+        (Some(c), Status::AgentError) => format!("the undeclared code `{c}`"),
+        (Some(c), Status::Declared(_)) => format!("the declared failure `{c}`"),
+        (Some(c), _) => format!("`{c}`"),
+    };
+    let cause = match (code, status) {
+        (None, _) => {
+            " (a failure must carry `structuredContent: {error: {code, message}}` with a declared code)"
+        }
+        (_, Status::AgentCrashed) => {
+            " (a panic or an error that is not `ctx.fail` with a declared code)"
+        }
+        (_, Status::AgentError) => " (not declared in `interface.errors`)",
+        _ => "",
+    };
+    Err(format!(
+        "expected {}, got {what}{cause}: {message}\ngateway status: {status}",
+        expected(expect)
+    ))
+}
+
+/// What to do about an answer that is not the example's, where the answer alone does not say.
+fn hint(answer: &Answer, expect: &Expect) -> String {
+    match (answer, expect) {
+        (Answer::RpcError { .. }, Expect::Error(want)) => format!(
+            "\n(a declared failure is a tool result with `isError: true` and `structuredContent.error.code: \"{want}\"`)"
+        ),
+        (Answer::HttpStatus(_), _) => {
+            "\n(this is the server's answer, not retried; if it limits the calls in flight, lower `--concurrency`)".into()
+        }
+        _ => String::new(),
+    }
+}
