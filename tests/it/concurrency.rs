@@ -388,3 +388,24 @@ fn two_harness_runs_in_one_process_are_independent() {
         "the drift was blessed away"
     );
 }
+
+#[test]
+fn server_env_reaches_the_server_process() {
+    // The server starts only when it finds the variable: with it every trial passes, without it
+    // the server exits before it answers.
+    let manifest = crate::util::root().join("examples/word-stats/holon.yaml");
+    let server = format!(
+        "test \"$HOLON_PROBE\" = yes && exec {}",
+        crate::util::word_stats_binary().display()
+    );
+    let args = libtest_mimic::Arguments::from_iter(["holon", "--quiet", "mcp::"]);
+    let with = holon_kit::harness::Harness::new(&manifest)
+        .server_command(server.clone())
+        .server_env("HOLON_PROBE", "yes")
+        .explore_cases(0);
+    assert_eq!(crate::util::seam::run_harness(with, &args), 0);
+    let without = holon_kit::harness::Harness::new(&manifest)
+        .server_command(server)
+        .explore_cases(0);
+    assert_eq!(crate::util::seam::run_harness(without, &args), 101);
+}

@@ -21,6 +21,7 @@ mod runtime;
 mod scaffold;
 mod supervision;
 mod tidy;
+mod upstream;
 mod util;
 
 // The example agent's function, compiled into the tests rather than depended on: the example

@@ -230,3 +230,74 @@ fn new_refuses_bad_names_and_existing_folders() {
         empty.join("holon.yaml").is_file() && empty.join(".github/workflows/holon.yml").is_file()
     );
 }
+
+#[test]
+fn a_new_model_agent_passes_its_own_tests_offline_and_without_a_key() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let new = cargo(root.path())
+        .args(["holon-test", "new", "my-triage", "--model", "--kit-path"])
+        .arg(crate::util::root())
+        .output_within(CARGO_LIMIT);
+    assert!(new.status.success(), "{}", text(&new));
+    let agent = root.path().join("my-triage");
+    for file in [
+        "holon-test.toml",
+        "recordings/an-outage.json",
+        "recordings/explore.json",
+    ] {
+        assert!(agent.join(file).is_file(), "no {file}");
+    }
+    // As CI runs it: no key, no model anywhere.
+    let run = cargo(&agent)
+        .args(["holon-test"])
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("HOLON_UPSTREAM")
+        .output_within(CARGO_LIMIT);
+    let out = text(&run);
+    assert!(run.status.success(), "{out}");
+    for trial in ["function::an outage", "mcp::a question", "explore::mcp"] {
+        assert!(
+            out.contains(&format!("test {trial}")),
+            "missing {trial}:\n{out}"
+        );
+    }
+    assert!(!out.contains("had no recording"), "{out}");
+    // The workflow CI runs needs no secret.
+    let workflow =
+        std::fs::read_to_string(agent.join(".github/workflows/holon.yml")).expect("workflow");
+    assert!(!workflow.contains("secrets."), "{workflow}");
+}
+
+#[test]
+fn the_model_template_is_the_ticket_triage_example() {
+    // One agent, two places: what `new --model` writes is the example the tests record, so
+    // the template's recordings answer its requests exactly.
+    let example = crate::util::root().join("examples/ticket-triage");
+    let template = crate::util::root().join("crates/holon-cli/templates/model");
+    for file in [
+        "src/lib.rs",
+        "holon-test.toml",
+        "recordings/an-outage.json",
+        "recordings/a-question.json",
+        "recordings/explore.json",
+    ] {
+        assert_eq!(
+            std::fs::read_to_string(example.join(file)).expect("the example's"),
+            std::fs::read_to_string(template.join(file)).expect("the template's"),
+            "{file} differs between the example and the template (HOLON_REGENERATE=1 cargo test --test it upstream:: refreshes both)"
+        );
+    }
+    let body = |path: PathBuf| {
+        let text = std::fs::read_to_string(path).expect("a manifest");
+        let (_, body) = text
+            .split_once("\ninterface:")
+            .map(|(h, b)| (h.to_string(), b.to_string()))
+            .expect("an interface");
+        body.replace("tool: ticket_triage", "tool: {{tool}}")
+    };
+    assert_eq!(
+        body(example.join("holon.yaml")),
+        body(template.join("holon.yaml"))
+    );
+}

@@ -554,6 +554,34 @@ fn the_harness_sleeps_only_where_architecture_says() {
     assert_eq!(found.len(), SLEEPS.len(), "{found:?}");
 }
 
+#[test]
+fn the_environment_is_set_in_one_place() {
+    let mut found = Vec::new();
+    for source in shipped() {
+        for call in ["set_var(", "remove_var("] {
+            for (at, _) in source.code.match_indices(call) {
+                if !source.in_test(at) {
+                    found.push(format!(
+                        "{}:{}: `{call}` in `{}`",
+                        source.shown(),
+                        source.line(at),
+                        source.function_at(at)
+                    ));
+                }
+            }
+        }
+    }
+    assert_eq!(found.len(), 1, "{}", found.join("\n"));
+    assert!(
+        found.iter().all(
+            |f| f.starts_with("crates/holon-harness/src/upstream/mod.rs:")
+                && f.ends_with("in `set_before_threads`")
+        ),
+        "{}",
+        found.join("\n")
+    );
+}
+
 /// The words of a name: `max_input_bytes` and `MaxInputBytes` are `max input bytes`.
 fn words_of_name(name: &str) -> Vec<String> {
     let mut words = Vec::new();

@@ -4,6 +4,7 @@
 //! the binary with its report asserted on ([`outcome`]).
 
 pub mod agent;
+pub mod fake_model;
 pub mod outcome;
 pub mod paths;
 pub mod running;

@@ -60,6 +60,11 @@ struct Cli {
     /// `HOLON_CONCURRENCY`]; 1 sends one call at a time, for an agent behind a strict rate limit.
     #[arg(long, value_name = "N", value_parser = command::parse_concurrency)]
     concurrency: Option<usize>,
+    /// Where the upstreams `holon-test.toml` declares answer from: `replay` the recordings
+    /// (no network, no key), `record` the real services and write what they answered, or
+    /// `live` the real services, writing nothing [default: replay, or `HOLON_UPSTREAM`].
+    #[arg(long, value_name = "MODE", value_parser = command::parse_mode)]
+    upstream: Option<command::UpstreamMode>,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -88,6 +93,11 @@ enum Command {
         /// Depend on a local checkout of holon-kit instead of the published crate.
         #[arg(long, value_name = "PATH", env = "HOLON_KIT_PATH")]
         kit_path: Option<PathBuf>,
+        /// An agent with a model behind it: an OpenAI-compatible chat API declared in
+        /// `holon-test.toml`, its answers recorded in `recordings/`, so its tests run offline
+        /// and without a key.
+        #[arg(long)]
+        model: bool,
     },
 }
 
@@ -123,13 +133,14 @@ pub fn main() -> ExitCode {
             name,
             path,
             kit_path,
-        }) => run_new(name, path.as_deref(), kit_path.as_deref()),
+            model,
+        }) => run_new(name, path.as_deref(), kit_path.as_deref(), *model),
         None => run_tests(&cli),
     })
 }
 
-fn run_new(name: &str, path: Option<&Path>, kit_path: Option<&Path>) -> u8 {
-    use scaffold::{KitSource, create, names};
+fn run_new(name: &str, path: Option<&Path>, kit_path: Option<&Path>, model: bool) -> u8 {
+    use scaffold::{Kind, KitSource, create, names};
     let names = match names(name) {
         Ok(n) => n,
         Err(e) => {
@@ -151,7 +162,8 @@ fn run_new(name: &str, path: Option<&Path>, kit_path: Option<&Path>) -> u8 {
         },
         None => KitSource::Version(env!("CARGO_PKG_VERSION").to_string()),
     };
-    match create(&dir, &names, &kit) {
+    let kind = if model { Kind::Model } else { Kind::Plain };
+    match create(&dir, &names, &kit, kind) {
         Ok(_) => {
             eprintln!("created agent `{}` in `{}`", names.name, dir.display());
             eprintln!("next:");
@@ -184,6 +196,13 @@ fn run_tests(cli: &Cli) -> u8 {
     if !report.accepted() {
         return REFUSED;
     }
+    if let Err(config) = holon_core::config::read(&folder_of(&manifest)) {
+        eprint!("{}", check::render_human(&config, exit::color(None)));
+        if command::github_enabled() {
+            stdout(&command::github_render(&config));
+        }
+        return REFUSED;
+    }
     match &cli.server_cmd {
         Some(server) => {
             let mut args = vec!["cargo-holon-test".to_string()];
@@ -208,6 +227,7 @@ fn run_tests(cli: &Cli) -> u8 {
                 explore_cases: cli.explore_cases,
                 explore_seed: cli.explore_seed,
                 explore_differential: None,
+                upstream: cli.upstream,
             };
             // The warnings were printed above.
             command::run_server_command(&manifest, server.clone(), given, replay, &args)
@@ -266,6 +286,9 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
         if let Some(calls) = cli.concurrency {
             c.env(command::CONCURRENCY_VAR, calls.to_string());
         }
+        if let Some(mode) = cli.upstream {
+            c.env(command::UPSTREAM_VAR, mode.name());
+        }
     };
     let mut build = std::process::Command::new(&cargo);
     base(&mut build);
@@ -300,29 +323,70 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
 }
 
 fn run_check(path: Option<&Path>, format: Format) -> u8 {
-    let report = match find_manifest(path) {
-        Ok(manifest) => check::check_file(&manifest),
+    let (report, config) = match find_manifest(path) {
+        // `holon-test.toml` beside the manifest is checked too, when there is one.
+        Ok(manifest) => (
+            check::check_file(&manifest),
+            holon_core::config::read(&folder_of(&manifest)).err(),
+        ),
         // A tool that asked for JSON (or annotations) gets its output even when there is no
         // file to check.
-        Err(message) if format != Format::Human => {
-            check::unreadable(path.unwrap_or(Path::new(".")), message)
-        }
+        Err(message) if format != Format::Human => (
+            check::unreadable(path.unwrap_or(Path::new(".")), message),
+            None,
+        ),
         Err(message) => {
             eprintln!("error: {message}");
             return REFUSED;
         }
     };
     match format {
-        Format::Json => stdout(&format!("{}\n", check::render_json(&report))),
-        Format::Github => stdout(&command::github_render(&report)),
+        Format::Json => stdout(&format!("{}\n", json_document(&report, config.as_ref()))),
+        Format::Github => {
+            for r in std::iter::once(&report).chain(&config) {
+                stdout(&command::github_render(r));
+            }
+        }
         Format::Human => {
-            eprint!("{}", check::render_human(&report, exit::color(None)));
-            if command::github_enabled() {
-                stdout(&command::github_render(&report));
+            for r in std::iter::once(&report).chain(&config) {
+                eprint!("{}", check::render_human(r, exit::color(None)));
+                if command::github_enabled() {
+                    stdout(&command::github_render(r));
+                }
             }
         }
     }
-    if report.accepted() { OK } else { REFUSED }
+    if report.accepted() && config.is_none() {
+        OK
+    } else {
+        REFUSED
+    }
+}
+
+/// `check --format json`'s one document: the manifest's report, and under `test_config` the
+/// report of a refused `holon-test.toml`.
+fn json_document(report: &check::Report, config: Option<&check::Report>) -> String {
+    let text = check::render_json(report);
+    let Some(config) = config else {
+        return text;
+    };
+    match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Object(mut document)) => {
+            let inner = serde_json::from_str(&check::render_json(config)).unwrap_or_default();
+            document.insert("test_config".into(), inner);
+            document.insert("accepted".into(), serde_json::Value::Bool(false));
+            serde_json::Value::Object(document).to_string()
+        }
+        _ => text,
+    }
+}
+
+/// The folder a manifest is in.
+fn folder_of(manifest: &Path) -> PathBuf {
+    match manifest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
 }
 
 /// The manifest a path names: the file itself, `holon.yaml` in a folder, or (with no path)

@@ -51,6 +51,37 @@ pub fn number_equal(x: &Number, y: &Number) -> bool {
     }
 }
 
+/// The first pointer where two JSON values differ, with both sides there.
+pub fn first_difference<'a>(
+    a: &'a Value,
+    b: &'a Value,
+) -> Option<(String, Option<&'a Value>, Option<&'a Value>)> {
+    let mut stack = vec![(String::new(), Some(a), Some(b))];
+    while let Some((at, x, y)) = stack.pop() {
+        match (x, y) {
+            (Some(Value::Object(p)), Some(Value::Object(q))) => {
+                let mut keys: Vec<&String> = p
+                    .keys()
+                    .chain(q.keys().filter(|k| !p.contains_key(*k)))
+                    .collect();
+                keys.reverse();
+                for k in keys {
+                    let here = crate::pointer::child(&at, k);
+                    stack.push((here, p.get(k), q.get(k)));
+                }
+            }
+            (Some(Value::Array(p)), Some(Value::Array(q))) => {
+                for i in (0..p.len().max(q.len())).rev() {
+                    stack.push((format!("{at}/{i}"), p.get(i), q.get(i)));
+                }
+            }
+            (Some(x), Some(y)) if equal(x, y) => {}
+            _ => return Some((at, x, y)),
+        }
+    }
+    None
+}
+
 /// Size of a value as compact JSON, without building the text.
 pub fn size(value: &Value) -> u64 {
     struct Counter(u64);
@@ -91,6 +122,21 @@ mod tests {
             &json!({"a": 1, "c": 2, "b": 3})
         ));
         assert!(!equal(&json!({"a": 1, "b": 2}), &json!({"a": 1, "c": 2})));
+    }
+
+    #[test]
+    fn the_first_difference_is_found_in_document_order() {
+        let a = json!({"a": 1, "b": {"c": [1, 2]}, "d": 4});
+        let b = json!({"a": 1.0, "b": {"c": [1, 3]}, "d": 5});
+        let (at, x, y) = first_difference(&a, &b).expect("they differ");
+        assert_eq!(
+            (at.as_str(), x, y),
+            ("/b/c/1", Some(&json!(2)), Some(&json!(3)))
+        );
+        assert!(first_difference(&a, &a).is_none());
+        let (one, none) = (json!({"a": 1}), json!({}));
+        let (at, x, y) = first_difference(&one, &none).expect("they differ");
+        assert_eq!((at.as_str(), x, y), ("/a", Some(&json!(1)), None));
     }
 
     #[test]

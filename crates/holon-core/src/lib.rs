@@ -9,9 +9,11 @@
 //! The modules, lowest first (a module never names one after it): `pointer` and `message`
 //! (JSON pointers, message helpers), `json` (equality and size of values), `gateway` (bounds,
 //! schemas, statuses, answers), `manifest` (the file format and the checked model), `check`
-//! (the publish checks, which build the checked `Manifest`).
+//! (the publish checks, which build the checked `Manifest`), `config` (`holon-test.toml`, what
+//! the tests need beside the manifest).
 
 pub mod check;
+pub mod config;
 pub mod gateway;
 pub mod json;
 pub mod manifest;

@@ -18,6 +18,7 @@ pub use crate::settings::{
     BLESS_VAR, CONCURRENCY_VAR, EXPLORE_CASES_VAR, EXPLORE_SEED_VAR, JUNIT_VAR, STARTUP_VAR,
     parse_seconds,
 };
+pub use crate::upstream::{MODE_VAR as UPSTREAM_VAR, Mode as UpstreamMode, parse_mode};
 
 pub use crate::provenance::checks;
 pub use crate::settings::CHECKS_SHOWN;

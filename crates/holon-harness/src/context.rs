@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::bless;
 use crate::record::Records;
 use crate::settings::Settings;
+use crate::upstream::Upstreams;
 use holon_core::manifest::Manifest;
 
 /// One run's context, once the checks passed: what every part of the run reads and writes,
@@ -22,4 +23,8 @@ pub(crate) struct Run {
     pub bless: Option<Arc<bless::Collector>>,
     /// Each example's line and column, for annotations (under GitHub Actions only).
     pub lines: Option<Vec<(u64, u64)>>,
+    /// The upstreams `holon-test.toml` declares, and their proxies.
+    pub upstreams: Option<Arc<Upstreams>>,
+    /// The runtime every function call of the run runs on, when there is a function.
+    pub functions: Option<Arc<tokio::runtime::Runtime>>,
 }

@@ -1,45 +1,71 @@
 //! The function pass: every example through the agent function, in-process, as the gateway
 //! would run it (the gate, `timeout_s`, panics caught), then judged.
 //!
-//! The calls run ahead of the trials on worker threads of their own, as many as libtest's
-//! `--test-threads` (the CPU the pass may use), each driving several calls at once, up to the
-//! concurrency in all: an agent that awaits the network has that many calls in flight, one that
-//! computes keeps the worker busy until it returns. A function that blocks its worker past
-//! `timeout_s` and a grace is reported as a `timeout`; its worker is abandoned, the calls
-//! stalled behind it go to another, and the run goes on.
+//! Every call of the run, the examples' and explore's, runs on one multi-thread tokio runtime
+//! that lives as long as the run, as `serve` runs an agent: a client the agent keeps across
+//! calls (a `reqwest::Client` in a `OnceLock`) works in the tests exactly as it does when
+//! served. The runtime has as many workers as libtest's `--test-threads` (at least two), and
+//! up to the concurrency calls are in flight: an agent that awaits the network has that many at
+//! once, one that computes keeps a worker busy until it returns. A function that blocks its
+//! worker past `timeout_s` and a grace is reported as a `timeout` and given up on; the other
+//! calls go on on the other workers.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
-
-use serde_json::Value;
 use std::time::{Duration, Instant};
 
 use libtest_mimic::{Failed, Trial};
+use serde_json::Value;
 
 use super::flight::{Crowded, Retries, Slots};
-use super::verdict::judge;
+use super::verdict;
 use crate::bless::{Collector, Pass};
-use holon_core::gateway::Answer;
-use holon_core::gateway::{Ended, Status};
+use crate::context::Run;
+use crate::explore::Reply;
+use crate::upstream::{Entered, Scope, Side, Trouble, Upstreams};
+use holon_core::gateway::{Answer, Ended, Status};
 use holon_runtime::{Agent, Ctx, Runner};
 
 /// How long past `timeout_s` a function that blocks its thread may hold its worker before the
-/// call is reported as a `timeout` and the worker abandoned.
+/// call is reported as a `timeout` and given up on.
 const BLOCKED_GRACE: Duration = Duration::from_secs(5);
 
+/// The runtime every function call of a run runs on: `threads` workers, at least two, so one
+/// function that never returns cannot hold all the others.
+pub fn runtime(threads: usize) -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads.max(2))
+        .thread_name("holon-function")
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the function pass's runtime: {e}"))
+}
+
 /// One `function::<example>` trial per example, and the flight that makes their calls.
-pub fn trials(
-    run: &crate::context::Run,
-    agent: Arc<dyn Agent>,
-    threads: usize,
-) -> (Vec<Trial>, Arc<Flight>) {
+pub fn trials(run: &Run, agent: Arc<dyn Agent>, workers: usize) -> (Vec<Trial>, Arc<Flight>) {
     let runner = Arc::new(Runner::new(run.manifest.clone(), agent));
-    let flight = Arc::new(Flight::new(
+    let serial = run.upstreams.as_ref().is_some_and(|u| u.serial());
+    let flight = Arc::new(Flight {
         runner,
-        run.settings.concurrency,
-        threads,
-        run.bless.clone(),
-    ));
+        runtime: run.functions.clone(),
+        concurrency: if serial {
+            1
+        } else {
+            run.settings.concurrency.max(1)
+        },
+        workers: workers.max(2),
+        selected: OnceLock::new(),
+        started: OnceLock::new(),
+        state: Mutex::new(State {
+            queued: vec![false; run.manifest.examples.len()],
+            ..State::default()
+        }),
+        changed: tokio::sync::Notify::new(),
+        answers: Slots::new(run.manifest.examples.len()),
+        retries: Retries::default(),
+        bless: run.bless.clone(),
+        upstreams: run.upstreams.clone(),
+    });
     let trials = (run.manifest.examples.iter().enumerate())
         .map(|(index, example)| {
             let flight = flight.clone();
@@ -53,19 +79,26 @@ pub fn trials(
     (trials, flight)
 }
 
-/// The function pass's calls: queued in trial order, run by the workers, answered by slot.
+/// A call's end: the function's answer, or what kept it from being one (its upstream had no
+/// recording, the harness could not run it).
+type Called = Result<Result<Value, Ended>, String>;
+
+/// The function pass's calls: queued in trial order, run on the run's runtime, answered by
+/// slot.
 pub struct Flight {
     runner: Arc<Runner>,
+    runtime: Option<Arc<tokio::runtime::Runtime>>,
     concurrency: usize,
-    threads: usize,
+    workers: usize,
     selected: OnceLock<Vec<usize>>,
     started: OnceLock<()>,
     state: Mutex<State>,
-    /// Wakes idle workers when a call ends or a new one is queued.
+    /// Wakes the dispatcher when a call ends or a new one is queued.
     changed: tokio::sync::Notify,
-    answers: Slots<Result<Value, Ended>>,
+    answers: Slots<Called>,
     retries: Retries,
     bless: Option<Arc<Collector>>,
+    upstreams: Option<Arc<Upstreams>>,
 }
 
 #[derive(Default)]
@@ -78,8 +111,8 @@ struct State {
     /// One call at a time from now on: a call timed out among others.
     alone: bool,
     retrying: bool,
-    next_worker: u64,
-    abandoned: Vec<u64>,
+    /// Calls given up on that still hold a worker.
+    blocked: usize,
 }
 
 impl State {
@@ -99,41 +132,23 @@ impl State {
 }
 
 struct Running {
-    worker: u64,
-    started: Instant,
+    /// When the function was called (`None` while the call waits for its turn on its pass's
+    /// upstreams).
+    started: Option<Instant>,
+    crowded: bool,
+    /// The call's turn on the upstreams, held here so that giving up on the call frees it.
+    entered: Option<Entered>,
+    /// A number that tells this run of the call from a later retry of it.
+    attempt: u64,
 }
 
 enum Next {
-    Run(usize, bool),
+    Run(usize, u64),
     Wait,
     Stop,
 }
 
 impl Flight {
-    fn new(
-        runner: Arc<Runner>,
-        concurrency: usize,
-        threads: usize,
-        bless: Option<Arc<Collector>>,
-    ) -> Flight {
-        let examples = runner.manifest().examples.len();
-        Flight {
-            runner,
-            concurrency: concurrency.max(1),
-            threads: threads.max(1),
-            selected: OnceLock::new(),
-            started: OnceLock::new(),
-            state: Mutex::new(State {
-                queued: vec![false; examples],
-                ..State::default()
-            }),
-            changed: tokio::sync::Notify::new(),
-            answers: Slots::new(examples),
-            retries: Retries::default(),
-            bless,
-        }
-    }
-
     /// The examples whose trials will run (libtest's filters applied), in trial order.
     pub fn select(&self, examples: Vec<usize>) {
         let _ = self.selected.set(examples);
@@ -159,22 +174,32 @@ impl Flight {
             *queued = true;
             state.pending.push_front(index);
             drop(state);
-            self.spawn_worker();
+            self.changed.notify_one();
         }
-        let answer = self
-            .answers
-            .take(index)
-            .ok_or_else(|| "this example's call gave no answer".to_string())?;
-        let got = Answer::from(answer);
         let manifest = self.runner.manifest();
         let example = manifest
             .examples
             .get(index)
             .ok_or_else(|| format!("the manifest has no example {index}"))?;
+        let called = self
+            .answers
+            .take(index)
+            .unwrap_or_else(|| Err("this example's call gave no answer".to_string()));
+        let answer = match called {
+            Ok(answer) => answer,
+            Err(why) => {
+                if let Some(bless) = &self.bless {
+                    bless.unanswered(Pass::Function, &example.name, &why);
+                }
+                return Err(why);
+            }
+        };
+        let got = Answer::from(answer);
         if let Some(bless) = &self.bless {
             bless.observe(Pass::Function, manifest.gateway(), example, &got);
         }
-        judge(manifest.gateway(), example, got)
+        let live = self.upstreams.as_ref().is_some_and(|u| !u.serial());
+        verdict::judge_as(manifest.gateway(), example, got, live, "function")
     }
 
     fn start(self: &Arc<Self>) {
@@ -188,9 +213,11 @@ impl Flight {
                 }
             }
         }
-        for _ in 0..self.threads.min(order.len().max(1)) {
-            self.spawn_worker();
-        }
+        let Some(runtime) = &self.runtime else {
+            self.fail_all("the function pass has no runtime");
+            return;
+        };
+        runtime.spawn(self.clone().dispatch());
         let me = self.clone();
         let watching = std::thread::Builder::new()
             .name("holon-function-watch".into())
@@ -200,50 +227,22 @@ impl Flight {
         }
     }
 
-    fn spawn_worker(self: &Arc<Self>) {
-        let worker = match self.state.lock() {
-            Ok(mut state) => {
-                state.next_worker += 1;
-                state.next_worker
-            }
-            Err(_) => return,
-        };
-        let me = self.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("holon-function-{worker}"))
-            .spawn(move || {
-                // Each worker drives its calls on a runtime of its own: a function that blocks
-                // its thread holds up this worker's calls only.
-                match super::flight::current_thread() {
-                    Ok(runtime) => runtime.block_on(me.work(worker)),
-                    Err(e) => me.fail_all(&e),
-                }
-            });
-        if let Err(e) = spawned {
-            self.fail_all(&format!("cannot start a thread for the calls: {e}"));
-        }
-    }
-
     fn fail_all(&self, message: &str) {
-        self.answers.close(|_| {
-            Err(Ended::new(
-                Status::AgentCrashed,
-                format!("the harness could not run the call: {message}"),
-            ))
-        });
+        self.answers
+            .close(|_| Err(format!("the harness could not run the call: {message}")));
     }
 
-    async fn work(self: Arc<Self>, worker: u64) {
+    /// Starts the queued calls, as many at once as the concurrency allows.
+    async fn dispatch(self: Arc<Self>) {
+        let mut attempt = 0;
         loop {
             let changed = self.changed.notified();
             tokio::pin!(changed);
             changed.as_mut().enable();
-            match self.next(worker) {
-                Next::Run(index, crowded) => {
-                    tokio::spawn(self.clone().call(index, worker, crowded));
-                    // A function that does not await runs to its end here, before the next
-                    // call is claimed: this worker's share of the CPU stays one call wide.
-                    tokio::task::yield_now().await;
+            attempt += 1;
+            match self.next(attempt) {
+                Next::Run(index, attempt) => {
+                    tokio::spawn(self.clone().call(index, attempt));
                 }
                 Next::Wait => changed.await,
                 Next::Stop => return,
@@ -251,11 +250,26 @@ impl Flight {
         }
     }
 
-    fn next(&self, worker: u64) -> Next {
+    fn next(&self, attempt: u64) -> Next {
         let Ok(mut state) = self.state.lock() else {
             return Next::Stop;
         };
-        if state.abandoned.contains(&worker) {
+        if state.blocked >= self.workers {
+            // Every worker is held by a function that never returned: nothing else can run.
+            let mut stranded: Vec<usize> = state.pending.drain(..).collect();
+            stranded.append(&mut state.again);
+            for index in stranded {
+                self.answers.put(
+                    index,
+                    Ok(Err(Ended::new(
+                        Status::Timeout,
+                        format!(
+                            "not run: every worker of the function pass ({}) is held by a call that blocks its thread past `runtime.limits.timeout_s`",
+                            self.workers
+                        ),
+                    ))),
+                );
+            }
             return Next::Stop;
         }
         let limit = if state.alone || state.retrying {
@@ -270,11 +284,13 @@ impl Flight {
             state.running.insert(
                 index,
                 Running {
-                    worker,
-                    started: Instant::now(),
+                    started: None,
+                    crowded,
+                    entered: None,
+                    attempt,
                 },
             );
-            return Next::Run(index, crowded);
+            return Next::Run(index, attempt);
         }
         if state.done() {
             return Next::Stop;
@@ -282,31 +298,66 @@ impl Flight {
         Next::Wait
     }
 
-    async fn call(self: Arc<Self>, index: usize, worker: u64, crowded: bool) {
-        let answer = match self.runner.manifest().examples.get(index) {
-            Some(example) => run_one(&self.runner, example.input.clone()).await,
-            None => Err(Ended::new(
-                Status::AgentCrashed,
-                format!("the harness has no example {index} to call"),
-            )),
+    async fn call(self: Arc<Self>, index: usize, attempt: u64) {
+        let Some(example) = self.runner.manifest().examples.get(index) else {
+            self.finish(
+                index,
+                attempt,
+                Err(format!("the manifest has no example {index}")),
+            );
+            return;
         };
-        self.finish(index, worker, crowded, answer);
+        if let Some(upstreams) = &self.upstreams {
+            let entered = upstreams
+                .enter(Side::Function, Scope::Example(example.name.clone()))
+                .await;
+            match self.state.lock() {
+                Ok(mut state) => match state.running.get_mut(&index) {
+                    Some(r) if r.attempt == attempt => r.entered = Some(entered),
+                    _ => return,
+                },
+                Err(_) => return,
+            }
+        }
+        if let Ok(mut state) = self.state.lock()
+            && let Some(r) = state.running.get_mut(&index)
+            && r.attempt == attempt
+        {
+            r.started = Some(Instant::now());
+        }
+        let answer = run_one(&self.runner, example.input.clone()).await;
+        self.finish(index, attempt, Ok(answer));
     }
 
-    fn finish(&self, index: usize, worker: u64, crowded: bool, answer: Result<Value, Ended>) {
+    fn finish(&self, index: usize, attempt: u64, answer: Called) {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
         // A call given up on that returned after all: its answer was given already.
-        if state.running.get(&index).is_none_or(|r| r.worker != worker) {
+        if state
+            .running
+            .get(&index)
+            .is_none_or(|r| r.attempt != attempt)
+        {
             return;
         }
-        state.running.remove(&index);
-        let among_others = crowded || !state.running.is_empty();
+        let Some(running) = state.running.remove(&index) else {
+            return;
+        };
+        let answer = match (&running.entered, &self.upstreams) {
+            (Some(entered), Some(upstreams)) => match entered.trouble(upstreams.refresh()) {
+                Some(Trouble::Unrecorded(report) | Trouble::Upstream(report)) => Err(report),
+                None => answer,
+            },
+            _ => answer,
+        };
+        let among_others = running.crowded || !state.running.is_empty();
+        drop(running);
+        let timed_out = matches!(&answer, Ok(a) if is_timeout(a));
         if state.retrying {
-            self.retries.record(Crowded::TimedOut, !is_timeout(&answer));
+            self.retries.record(Crowded::TimedOut, !timed_out);
             self.answers.put(index, answer);
-        } else if is_timeout(&answer) && among_others {
+        } else if timed_out && among_others {
             // It may have waited on the others (a lock, the CPU): alone it may pass.
             state.alone = true;
             state.again.push(index);
@@ -315,7 +366,7 @@ impl Flight {
         }
         state.retry_when_idle();
         drop(state);
-        self.changed.notify_waiters();
+        self.changed.notify_one();
     }
 
     /// Gives up on calls that have held their worker past `timeout_s` and a grace: their
@@ -332,45 +383,32 @@ impl Flight {
                 return;
             }
             let now = Instant::now();
-            let stuck: Vec<(usize, u64)> = (state.running.iter())
-                .filter(|(_, r)| now.duration_since(r.started) > limit + BLOCKED_GRACE)
-                .map(|(index, r)| (*index, r.worker))
+            let stuck: Vec<usize> = (state.running.iter())
+                .filter(|(_, r)| {
+                    r.started
+                        .is_some_and(|s| now.duration_since(s) > limit + BLOCKED_GRACE)
+                })
+                .map(|(index, _)| *index)
                 .collect();
-            let mut replace = 0;
-            for (index, worker) in stuck {
-                state.running.remove(&index);
+            for index in &stuck {
+                // Dropping the entry frees the call's turn on the upstreams.
+                state.running.remove(index);
+                state.blocked += 1;
                 self.answers.put(
-                    index,
-                    Err(Ended::new(
+                    *index,
+                    Ok(Err(Ended::new(
                         Status::Timeout,
                         format!(
                             "{}; its thread is abandoned and the other trials go on",
                             blocked(limit)
                         ),
-                    )),
+                    ))),
                 );
-                if !state.abandoned.contains(&worker) {
-                    state.abandoned.push(worker);
-                    replace += 1;
-                    // The other calls on that worker are stalled behind it: they start again
-                    // on another.
-                    let stalled: Vec<usize> = (state.running.iter())
-                        .filter(|(_, r)| r.worker == worker)
-                        .map(|(i, _)| *i)
-                        .collect();
-                    for i in stalled.into_iter().rev() {
-                        state.running.remove(&i);
-                        state.pending.push_front(i);
-                    }
-                }
             }
             state.retry_when_idle();
             drop(state);
-            for _ in 0..replace {
-                self.spawn_worker();
-            }
-            if replace > 0 {
-                self.changed.notify_waiters();
+            if !stuck.is_empty() {
+                self.changed.notify_one();
             }
         }
     }
@@ -400,75 +438,138 @@ async fn run_one(runner: &Runner, input: Value) -> Result<Value, Ended> {
     answer
 }
 
-/// A call for the worker that serves calls outside the example trials, and where its answer
-/// goes.
-type Job = (Arc<Runner>, Value, mpsc::Sender<Result<Value, Ended>>);
-
-/// The worker of one run for calls outside the example trials (explore's), one at a time;
-/// `None` until the first call, and again after a function blocked it.
-#[derive(Default)]
-pub struct Solo(Mutex<Option<mpsc::Sender<Job>>>);
-
-fn solo_worker() -> Result<mpsc::Sender<Job>, String> {
-    let (jobs, queue) = mpsc::channel::<Job>();
-    std::thread::Builder::new()
-        .name("holon-function-solo".into())
-        .spawn(move || {
-            // Without a runtime the queue is dropped: the caller hears the worker is gone.
-            let Ok(runtime) = super::flight::current_thread() else {
-                return;
-            };
-            while let Ok((runner, input, reply)) = queue.recv() {
-                let _ = reply.send(runtime.block_on(run_one(&runner, input)));
-            }
-        })
-        .map_err(|e| format!("cannot start a thread for the call: {e}"))?;
-    Ok(jobs)
+/// The function as explore calls it: its cases on the run's runtime, up to `concurrency` in
+/// flight, each under `timeout_s` and the grace a blocked function gets.
+pub struct Explore {
+    runner: Arc<Runner>,
+    runtime: Option<Arc<tokio::runtime::Runtime>>,
+    upstreams: Option<Arc<Upstreams>>,
+    concurrency: usize,
 }
 
-impl Solo {
-    /// One input through the function, outside the example trials (explore's cases), as the
-    /// gateway would run it. A function that blocks its thread past `timeout_s` and a grace
-    /// is answered `timeout`, and its thread is abandoned: the next call gets a new one.
-    pub fn answer(&self, runner: &Arc<Runner>, input: Value) -> Answer {
-        match self.send(runner, input) {
-            Ok(answer) => answer,
-            Err(why) => Answer::Unreachable(why),
+impl Explore {
+    /// Explore's calls of `agent` in `run`.
+    pub fn new(run: &Run, runner: Arc<Runner>) -> Explore {
+        Explore {
+            runner,
+            runtime: run.functions.clone(),
+            upstreams: run.upstreams.clone(),
+            concurrency: run.settings.concurrency.max(1),
         }
     }
 
-    fn send(&self, runner: &Arc<Runner>, input: Value) -> Result<Answer, String> {
-        let (reply, answered) = mpsc::channel();
-        {
-            let mut solo = self
-                .0
-                .lock()
-                .map_err(|_| "the function's worker failed".to_string())?;
-            let worker = match solo.take() {
-                Some(worker) => worker,
-                None => solo_worker()?,
-            };
-            worker
-                .send((runner.clone(), input, reply))
-                .map_err(|_| "the function's worker is gone".to_string())?;
-            *solo = Some(worker);
-        }
-        let limit = runner.manifest().runtime.limits.timeout();
-        match answered.recv_timeout(limit + BLOCKED_GRACE) {
-            Ok(answer) => Ok(Answer::from(answer)),
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                Err("the function's worker could not run the call".to_string())
-            }
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                if let Ok(mut solo) = self.0.lock() {
-                    *solo = None;
+    /// Whether cases may go out together: not in replay, where each case's upstream requests
+    /// must be its own.
+    pub fn batches(&self) -> bool {
+        self.upstreams
+            .as_ref()
+            .is_none_or(|u| u.mode() != crate::upstream::Mode::Replay)
+    }
+
+    /// The concurrency batches go out with.
+    pub fn concurrency(&self) -> usize {
+        self.concurrency
+    }
+
+    /// One case, alone.
+    pub fn one(&self, input: &Value) -> Reply {
+        self.all(std::slice::from_ref(input))
+            .into_iter()
+            .next()
+            .unwrap_or(Reply::Upstream("the case was not run".into()))
+    }
+
+    /// Several cases in flight together: the replies, in the inputs' order.
+    pub fn all(&self, inputs: &[Value]) -> Vec<Reply> {
+        let Some(runtime) = &self.runtime else {
+            return (inputs.iter())
+                .map(|_| {
+                    Reply::Answer(Answer::Unreachable(
+                        "the function pass has no runtime".into(),
+                    ))
+                })
+                .collect();
+        };
+        let limit = self.runner.manifest().runtime.limits.timeout();
+        let (tx, rx) = mpsc::channel::<(usize, Reply)>();
+        let started = Arc::new(Mutex::new(vec![None::<Instant>; inputs.len()]));
+        let permits = Arc::new(tokio::sync::Semaphore::new(self.concurrency));
+        // One turn on the upstreams for the batch, or each case's own when alone.
+        let turn = Arc::new(tokio::sync::Mutex::new(None::<Entered>));
+        let upstreams = self.upstreams.clone();
+        let refresh = upstreams.as_ref().map(|u| u.refresh().to_string());
+        runtime.spawn({
+            let (runner, started, turn) = (self.runner.clone(), started.clone(), turn.clone());
+            let inputs = inputs.to_vec();
+            async move {
+                if let Some(u) = &upstreams {
+                    *turn.lock().await = Some(u.enter(Side::Function, Scope::Explore).await);
                 }
-                Ok(Answer::from(Err(Ended::new(
-                    Status::Timeout,
-                    format!("{}; its thread is abandoned", blocked(limit)),
-                ))))
+                let mut tasks = tokio::task::JoinSet::new();
+                for (i, input) in inputs.into_iter().enumerate() {
+                    let Ok(permit) = permits.clone().acquire_owned().await else {
+                        break;
+                    };
+                    let (runner, started, tx) = (runner.clone(), started.clone(), tx.clone());
+                    tasks.spawn(async move {
+                        if let Ok(mut s) = started.lock()
+                            && let Some(slot) = s.get_mut(i)
+                        {
+                            *slot = Some(Instant::now());
+                        }
+                        let answer = run_one(&runner, input).await;
+                        drop(permit);
+                        let _ = tx.send((i, Reply::Answer(Answer::from(answer))));
+                    });
+                }
+                while tasks.join_next().await.is_some() {}
+            }
+        });
+        let mut replies: Vec<Option<Reply>> = vec![None; inputs.len()];
+        let mut left = inputs.len();
+        while left > 0 {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok((i, reply)) => {
+                    if let Some(slot) = replies.get_mut(i)
+                        && slot.is_none()
+                    {
+                        *slot = Some(reply);
+                        left -= 1;
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let now = Instant::now();
+                    let starts = started.lock().map(|s| s.clone()).unwrap_or_default();
+                    for (i, start) in starts.iter().enumerate() {
+                        let stuck =
+                            start.is_some_and(|s| now.duration_since(s) > limit + BLOCKED_GRACE);
+                        if let (true, Some(slot @ None)) = (stuck, replies.get_mut(i)) {
+                            *slot = Some(Reply::Answer(Answer::from(Err(Ended::new(
+                                Status::Timeout,
+                                format!("{}; its thread is abandoned", blocked(limit)),
+                            )))));
+                            left -= 1;
+                        }
+                    }
+                }
             }
         }
+        let trouble = match (turn.try_lock(), &refresh) {
+            (Ok(mut entered), Some(refresh)) => entered.take().and_then(|e| e.trouble(refresh)),
+            _ => None,
+        };
+        replies
+            .into_iter()
+            .map(|r| match (&trouble, r) {
+                (Some(Trouble::Upstream(why)), _) => Reply::Upstream(why.clone()),
+                (Some(Trouble::Unrecorded(_)), _) => Reply::Unrecorded,
+                (None, Some(reply)) => reply,
+                (None, None) => Reply::Answer(Answer::Unreachable(
+                    "the function's worker could not run the call".into(),
+                )),
+            })
+            .collect()
     }
 }
 

@@ -37,6 +37,8 @@ mod settings;
 #[cfg(target_os = "linux")]
 mod strays;
 mod supervise;
+mod tls;
+mod upstream;
 mod verdict;
 
 use std::path::{Path, PathBuf};
@@ -52,7 +54,6 @@ use crate::process::ServerSpec;
 use crate::record::Records;
 use crate::settings::Layer;
 use holon_core::check;
-use holon_core::gateway::Answer;
 use holon_core::manifest::Manifest;
 use holon_runtime::{Agent, Runner};
 
@@ -82,6 +83,8 @@ pub struct Harness {
     command_line: Layer,
     /// The command that replays a `--server-cmd` run, for explore's reports.
     replay: Option<String>,
+    /// Variables for the server process, beside `PORT`.
+    server_env: Vec<(String, String)>,
     checks_shown: bool,
 }
 
@@ -95,6 +98,7 @@ impl Harness {
             given: Layer::default(),
             command_line: Layer::default(),
             replay: None,
+            server_env: Vec::new(),
             // `cargo holon-test` printed them already before it ran this test target.
             checks_shown: std::env::var_os(settings::CHECKS_SHOWN).is_some(),
         }
@@ -116,6 +120,13 @@ impl Harness {
     /// set, so a server in any language can be tested.
     pub fn server_command(mut self, command: impl Into<String>) -> Harness {
         self.server = Some(ServerSpec::Command(command.into()));
+        self
+    }
+
+    /// Sets a variable in the server process's environment (beside `PORT` and `HOST`), e.g. a
+    /// setting the agent reads at start.
+    pub fn server_env(mut self, key: impl Into<String>, value: impl Into<String>) -> Harness {
+        self.server_env.push((key.into(), value.into()));
         self
     }
 
@@ -182,6 +193,7 @@ impl Harness {
     /// trial failed, 1 the manifest was refused.
     pub(crate) fn run_code(self, args: &Arguments) -> u8 {
         let started = std::time::Instant::now();
+        tls::install_provider();
         let run = match self.prepare(args) {
             Ok(run) => Arc::new(run),
             Err(code) => return code,
@@ -189,28 +201,39 @@ impl Harness {
         let mut trials = Vec::new();
         let flight = self.function_trials(&run, args, &mut trials);
         // The function the explore trials call: the same gate and limits as the function
-        // pass; a function that blocks its thread is answered `timeout`, its thread abandoned.
+        // pass; a function that blocks its thread is answered `timeout` and given up on.
         let reference = match &self.agent {
             Some(agent) if run.settings.explore.cases > 0 => {
-                Some(Arc::new(Runner::new(run.manifest.clone(), agent.clone())))
+                let runner = Arc::new(Runner::new(run.manifest.clone(), agent.clone()));
+                Some(Arc::new(function::Explore::new(&run, runner)))
             }
             _ => None,
         };
         let explorer = Explorer::new(run.manifest.clone(), Arc::new(run.settings.explore.clone()));
-        let solo = Arc::new(function::Solo::default());
-        if let Some(call) = explore_call(&solo, &reference) {
-            let explorer = explorer.clone();
+        if let Some(function) = &reference {
+            let (explorer, function) = (explorer.clone(), function.clone());
             trials.push(record::trial(
                 &run.records,
                 "explore::function",
                 move || {
+                    let (one, all) = (function.clone(), function.clone());
+                    let call: explore::Call =
+                        Box::new(move |input: &serde_json::Value| one.one(input));
+                    let batch: explore::Batch =
+                        Box::new(move |inputs: &[serde_json::Value]| all.all(inputs));
+                    let batch = function.batches().then(|| (batch, function.concurrency()));
                     explorer
-                        .run("explore::function", &call, None, &explore::Pass::Function)
+                        .run(
+                            "explore::function",
+                            &call,
+                            batch.as_ref(),
+                            &explore::Pass::Function,
+                        )
                         .map_err(Failed::from)
                 },
             ));
         }
-        let shared = self.mcp_trials(&run, args, &explorer, (&solo, &reference), &mut trials);
+        let shared = self.mcp_trials(&run, args, &explorer, &reference, &mut trials);
         let conclusion = libtest_mimic::run(args, trials);
         if process::stopping() {
             // A signal is ending the process with its own code (130, 143): servers stopping
@@ -238,16 +261,59 @@ impl Harness {
         }
         let lines = github::enabled().then(|| github::example_lines(&report));
         let manifest = Arc::new(check::into_manifest(report).map_err(|_| exit::REFUSED)?);
-        let settings = settings::resolve(
+        let refuse = |e: String| {
+            eprintln!("error: {e}");
+            exit::REFUSED
+        };
+        let mut settings = settings::resolve(
             &self.command_line,
             &self.given,
             &self.manifest,
             self.replay.as_deref(),
         )
-        .map_err(|e| {
-            eprintln!("error: {e}");
+        .map_err(refuse)?;
+        let config = holon_core::config::read(&manifest.dir()).map_err(|report| {
+            eprint!("{}", check::render_human(&report, use_color(args)));
             exit::REFUSED
         })?;
+        let upstreams = match config.filter(|c| !c.upstreams.is_empty()) {
+            None => None,
+            Some(config) => {
+                if settings.upstream == upstream::Mode::Live {
+                    // The real model's answers vary from call to call.
+                    settings.explore.differential = false;
+                }
+                let command = match &self.replay {
+                    Some(line) => line.clone(),
+                    None => "cargo holon-test".to_string(),
+                };
+                let start = upstream::Start {
+                    manifest: &manifest,
+                    config,
+                    mode: settings.upstream,
+                    function: self.agent.is_some(),
+                    command,
+                    seed: settings.explore.seed,
+                };
+                let mut upstreams = upstream::Upstreams::start(start).map_err(refuse)?;
+                if let Some(seed) = upstreams.recorded_seed()
+                    && settings.explore.seed_from_manifest
+                {
+                    upstreams.use_seed(seed);
+                    // The recorded cases, drawn again.
+                    let old = settings.explore.seed.to_string();
+                    settings.explore.replay =
+                        settings.explore.replay.replace(&old, &seed.to_string());
+                    settings.explore.seed = seed;
+                    settings.explore.seed_from_manifest = false;
+                }
+                Some(Arc::new(upstreams))
+            }
+        };
+        let functions = match &self.agent {
+            Some(_) => Some(Arc::new(function::runtime(threads(args)).map_err(refuse)?)),
+            None => None,
+        };
         let bless = settings
             .bless
             .then(|| Arc::new(bless::Collector::default()));
@@ -257,6 +323,8 @@ impl Harness {
             records: Arc::new(Records::default()),
             bless,
             lines,
+            upstreams,
+            functions,
         })
     }
 
@@ -268,11 +336,7 @@ impl Harness {
         trials: &mut Vec<Trial>,
     ) -> Option<Arc<function::Flight>> {
         let agent = self.agent.as_ref()?;
-        let threads = args
-            .test_threads
-            .or_else(|| std::thread::available_parallelism().ok().map(Into::into))
-            .unwrap_or(1);
-        let (function_trials, flight) = function::trials(run, agent.clone(), threads);
+        let (function_trials, flight) = function::trials(run, agent.clone(), threads(args));
         trials.extend(function_trials);
         flight.select(selected(args, &run.manifest, "function"));
         Some(flight)
@@ -285,17 +349,15 @@ impl Harness {
         run: &Arc<Run>,
         args: &Arguments,
         explorer: &Arc<Explorer>,
-        (solo, reference): (&Arc<function::Solo>, &Option<Arc<Runner>>),
+        reference: &Option<Arc<function::Explore>>,
         trials: &mut Vec<Trial>,
     ) -> Option<Arc<mcp::Shared>> {
         let spec = self.server.as_ref()?;
-        let shared = Arc::new(mcp::Shared::new(
-            run.manifest.clone(),
-            spec.clone(),
-            run.settings.startup,
-            run.settings.concurrency,
-            run.bless.clone(),
-        ));
+        let mut env = self.server_env.clone();
+        if let Some(u) = &run.upstreams {
+            env.extend(u.server_env().iter().cloned());
+        }
+        let shared = Arc::new(mcp::Shared::new(run, spec.clone(), env));
         shared.select(
             runs(args, "mcp::tools/list"),
             selected(args, &run.manifest, "mcp"),
@@ -321,21 +383,28 @@ impl Harness {
         }
         if run.settings.explore.cases > 0 {
             let (one, all) = (shared.clone(), shared.clone());
-            let differential = if run.settings.explore.differential {
-                explore_call(solo, reference)
-            } else {
-                None
+            let differential: Option<explore::Call> = match reference {
+                Some(function) if run.settings.explore.differential => {
+                    let function = function.clone();
+                    Some(Box::new(move |input: &serde_json::Value| {
+                        function.one(input)
+                    }))
+                }
+                _ => None,
             };
             let call: explore::Call = Box::new(move |input: &serde_json::Value| one.answer(input));
             let batch: explore::Batch =
                 Box::new(move |inputs: &[serde_json::Value]| all.answer_all(inputs));
+            let batches =
+                (run.upstreams.as_ref()).is_none_or(|u| u.mode() != upstream::Mode::Replay);
+            let batch = batches.then_some((batch, run.settings.concurrency));
             let pass = explore::Pass::Server {
                 reference: differential,
             };
-            let (explorer, concurrency) = (explorer.clone(), run.settings.concurrency);
+            let explorer = explorer.clone();
             trials.push(record::trial(&run.records, "explore::mcp", move || {
                 explorer
-                    .run("explore::mcp", &call, Some(&(batch, concurrency)), &pass)
+                    .run("explore::mcp", &call, batch.as_ref(), &pass)
                     .map_err(Failed::from)
             }));
         }
@@ -368,11 +437,23 @@ impl Harness {
         if let Some(lines) = &run.lines {
             github::print_failures(&run.manifest, lines, &records);
         }
-        let code = match &run.bless {
+        let mut code = match &run.bless {
             Some(seen) => bless::finish(&self.manifest, &run.manifest, seen, conclusion.num_failed),
             None if conclusion.has_failed() => exit::FAILED,
             None => exit::OK,
         };
+        if let Some(upstreams) = &run.upstreams {
+            let names: Vec<String> = run
+                .manifest
+                .examples
+                .iter()
+                .map(|e| e.name.clone())
+                .collect();
+            if let Err(message) = upstreams.finish(&names) {
+                eprintln!("error: {message}");
+                code = code.max(exit::REFUSED);
+            }
+        }
         match &run.settings.junit {
             Some(path) if !args.list => {
                 match junit::write(path, &run.manifest.name, &records, started.elapsed()) {
@@ -403,16 +484,11 @@ fn selected(args: &Arguments, manifest: &Manifest, pass: &str) -> Vec<usize> {
         .collect()
 }
 
-/// The function as explore calls it, one input at a time, when there is one to call.
-fn explore_call(
-    solo: &Arc<function::Solo>,
-    reference: &Option<Arc<Runner>>,
-) -> Option<explore::Call> {
-    let runner = reference.clone()?;
-    let solo = solo.clone();
-    Some(Box::new(move |input: &serde_json::Value| -> Answer {
-        solo.answer(&runner, input.clone())
-    }))
+/// The threads the function pass may compute on: libtest's `--test-threads`, or one per core.
+fn threads(args: &Arguments) -> usize {
+    args.test_threads
+        .or_else(|| std::thread::available_parallelism().ok().map(Into::into))
+        .unwrap_or(1)
 }
 
 fn use_color(args: &Arguments) -> bool {

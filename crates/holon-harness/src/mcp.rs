@@ -16,6 +16,9 @@ use super::flight::{Crowded, Retries, Slots};
 use super::process::{ServerProcess, ServerSpec};
 use super::verdict;
 use crate::bless::{Collector, Pass};
+use crate::context::Run;
+use crate::explore::Reply;
+use crate::upstream::{Entered, Scope, Side, Trouble, Upstreams};
 use holon_core::gateway::{Answer, Status};
 use holon_core::json::equal as json_eq;
 use holon_core::manifest::{Expect, Manifest};
@@ -42,6 +45,9 @@ pub struct Shared {
     answers: Slots<Result<Answer, String>>,
     retries: Retries,
     bless: Option<Arc<Collector>>,
+    /// The server's variables, beside `PORT` and `HOST`.
+    env: Vec<(String, String)>,
+    upstreams: Option<Arc<Upstreams>>,
 }
 
 struct Live {
@@ -54,19 +60,20 @@ struct Live {
 impl Shared {
     /// Nothing starts until a trial asks for the server; then every selected example's call
     /// goes out, `concurrency` at a time.
-    pub fn new(
-        manifest: Arc<Manifest>,
-        spec: ServerSpec,
-        startup: Duration,
-        concurrency: usize,
-        bless: Option<Arc<Collector>>,
-    ) -> Shared {
+    pub fn new(run: &Run, spec: ServerSpec, env: Vec<(String, String)>) -> Shared {
+        let manifest = run.manifest.clone();
         let answers = Slots::new(manifest.examples.len());
+        // With recorded upstreams, one call at a time: each upstream request is one call's.
+        let serial = run.upstreams.as_ref().is_some_and(|u| u.serial());
         Shared {
             manifest,
             spec,
-            startup,
-            concurrency: concurrency.max(1),
+            startup: run.settings.startup,
+            concurrency: if serial {
+                1
+            } else {
+                run.settings.concurrency.max(1)
+            },
             selected: OnceLock::new(),
             list_tools: OnceLock::new(),
             tools: Slots::new(1),
@@ -74,7 +81,9 @@ impl Shared {
             flight: OnceLock::new(),
             answers,
             retries: Retries::default(),
-            bless,
+            bless: run.bless.clone(),
+            env,
+            upstreams: run.upstreams.clone(),
         }
     }
 
@@ -110,7 +119,7 @@ impl Shared {
         // The client that saw the server answer is the one the run keeps: a second client
         // would open a second connection, which a server may refuse.
         let first = std::cell::RefCell::new(None);
-        let server = ServerProcess::start(&self.spec, &dir, self.startup, |port| {
+        let server = ServerProcess::start(&self.spec, &dir, &self.env, self.startup, |port| {
             runtime.block_on(async {
                 match tokio::time::timeout(Duration::from_secs(5), connect(port)).await {
                     Ok(Ok(client)) => {
@@ -203,33 +212,69 @@ impl Shared {
         if let Some(bless) = &self.bless {
             bless.observe(Pass::Mcp, self.manifest.gateway(), example, &got);
         }
-        verdict::judge(self.manifest.gateway(), example, got)
+        let live = self.upstreams.as_ref().is_some_and(|u| !u.serial());
+        verdict::judge_as(self.manifest.gateway(), example, got, live, "mcp")
     }
 
     /// One input through `tools/call` on the shared server, outside the example trials
     /// (explore's cases): what came back (unreachable when the server is gone, or never
     /// started).
-    pub fn answer(&self, input: &Value) -> Answer {
-        match self.live() {
-            Ok(live) => live.runtime.block_on(self.send(input)).0,
-            Err(why) => Answer::Unreachable(why),
+    pub fn answer(&self, input: &Value) -> Reply {
+        let live = match self.live() {
+            Ok(live) => live,
+            Err(why) => return Reply::Answer(Answer::Unreachable(why)),
+        };
+        live.runtime.block_on(async {
+            let entered = match &self.upstreams {
+                Some(u) => Some(u.enter(Side::Server, Scope::Explore).await),
+                None => None,
+            };
+            let answer = self.send(input).await.0;
+            self.reply(entered.as_ref(), answer)
+        })
+    }
+
+    /// What an explore case came back with, its upstreams considered.
+    fn reply(&self, entered: Option<&Entered>, answer: Answer) -> Reply {
+        let trouble = match (entered, &self.upstreams) {
+            (Some(entered), Some(u)) => entered.trouble(u.refresh()),
+            _ => None,
+        };
+        match trouble {
+            None => Reply::Answer(answer),
+            Some(Trouble::Unrecorded(_)) => Reply::Unrecorded,
+            Some(Trouble::Upstream(why)) => Reply::Upstream(why),
         }
     }
 
     /// Several inputs through `tools/call` at once, in flight together: the answers in the
     /// inputs' order. A call that gets no answer in time, or cannot connect, among others is
     /// tried again alone, as in the examples' flight.
-    pub fn answer_all(self: &Arc<Self>, inputs: &[Value]) -> Vec<Answer> {
+    pub fn answer_all(self: &Arc<Self>, inputs: &[Value]) -> Vec<Reply> {
         let live = match self.live() {
             Ok(live) => live,
             Err(e) => {
                 return inputs
                     .iter()
-                    .map(|_| Answer::Unreachable(e.clone()))
+                    .map(|_| Reply::Answer(Answer::Unreachable(e.clone())))
                     .collect();
             }
         };
         live.runtime.block_on(async {
+            // The batch is one turn on the upstreams: in record mode its requests are explore's.
+            let entered = match &self.upstreams {
+                Some(u) => Some(u.enter(Side::Server, Scope::Explore).await),
+                None => None,
+            };
+            let answers = self.answer_together(inputs).await;
+            (answers.into_iter())
+                .map(|a| self.reply(entered.as_ref(), a))
+                .collect()
+        })
+    }
+
+    async fn answer_together(self: &Arc<Self>, inputs: &[Value]) -> Vec<Answer> {
+        {
             let mut calls = tokio::task::JoinSet::new();
             for (i, input) in inputs.iter().cloned().enumerate() {
                 let me = self.clone();
@@ -270,7 +315,7 @@ impl Shared {
                 .into_iter()
                 .map(|a| a.unwrap_or_else(|| Answer::Unreachable("the call gave no answer".into())))
                 .collect()
-        })
+        }
     }
 
     /// The flight runs on a thread of its own, which drives the client's runtime while the
@@ -326,7 +371,7 @@ impl Shared {
                     alone.store(true, Ordering::Relaxed);
                     return Some((index, why));
                 }
-                me.answers.put(index, Ok(answer));
+                me.answers.put(index, answer);
                 None
             });
         }
@@ -340,23 +385,34 @@ impl Shared {
         for (index, why) in again {
             let (answer, failed) = self.call_once(index).await;
             self.retries.record(why, failed.is_none());
-            let answer = match answer {
+            let answer = answer.map(|a| match a {
                 Answer::Hung(limit) => Answer::HungAlone(limit),
                 other => other,
-            };
-            self.answers.put(index, Ok(answer));
+            });
+            self.answers.put(index, answer);
         }
     }
 
     /// One `tools/call`, and how it failed when the crowd may be the cause (no answer in time,
     /// no connection), so that alone it could go through.
-    async fn call_once(&self, index: usize) -> (Answer, Option<Crowded>) {
-        match self.manifest.examples.get(index) {
-            Some(example) => self.send(&example.input).await,
-            None => (
-                Answer::Unreachable(format!("the manifest has no example {index}")),
-                None,
-            ),
+    /// `Err` when the call's upstream requests went wrong on the harness's side (no
+    /// recording, the real service unreachable while recording).
+    async fn call_once(&self, index: usize) -> (Result<Answer, String>, Option<Crowded>) {
+        let Some(example) = self.manifest.examples.get(index) else {
+            let why = format!("the manifest has no example {index}");
+            return (Ok(Answer::Unreachable(why)), None);
+        };
+        let Some(upstreams) = &self.upstreams else {
+            let (answer, failed) = self.send(&example.input).await;
+            return (Ok(answer), failed);
+        };
+        let entered = upstreams
+            .enter(Side::Server, Scope::Example(example.name.clone()))
+            .await;
+        let (answer, failed) = self.send(&example.input).await;
+        match entered.trouble(upstreams.refresh()) {
+            Some(Trouble::Unrecorded(why) | Trouble::Upstream(why)) => (Err(why), None),
+            None => (Ok(answer), failed),
         }
     }
 
@@ -480,6 +536,7 @@ async fn connect(port: u16) -> Result<Client, String> {
 /// own work: this one keeps the connection. It never goes through a proxy (the server is on
 /// loopback, whatever `HTTP_PROXY` says) and follows no redirect.
 fn http_client() -> Result<reqwest::Client, String> {
+    crate::tls::install_provider();
     reqwest::Client::builder()
         .tcp_nodelay(true)
         .no_proxy()

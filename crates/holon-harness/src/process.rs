@@ -97,6 +97,7 @@ impl ServerProcess {
     pub fn start(
         spec: &ServerSpec,
         dir: &std::path::Path,
+        env: &[(String, String)],
         limit: Duration,
         ready: impl Fn(u16) -> bool,
     ) -> Result<ServerProcess, StartError> {
@@ -105,7 +106,7 @@ impl ServerProcess {
             let port = portpicker::pick_unused_port().ok_or_else(|| StartError {
                 message: "no free port on 127.0.0.1".into(),
             })?;
-            let server = spawn(spec, dir, port)?;
+            let server = spawn(spec, dir, env, port)?;
             match server.wait_ready(limit, &ready) {
                 Ok(()) => return Ok(server),
                 Err(e) => {
@@ -287,7 +288,12 @@ fn port_open(port: u16) -> bool {
         .is_ok()
 }
 
-fn spawn(spec: &ServerSpec, dir: &std::path::Path, port: u16) -> Result<ServerProcess, StartError> {
+fn spawn(
+    spec: &ServerSpec,
+    dir: &std::path::Path,
+    env: &[(String, String)],
+    port: u16,
+) -> Result<ServerProcess, StartError> {
     let mut command = match spec {
         ServerSpec::Binary(path) => Command::new(path),
         ServerSpec::Command(line) => {
@@ -296,6 +302,7 @@ fn spawn(spec: &ServerSpec, dir: &std::path::Path, port: u16) -> Result<ServerPr
             c
         }
     };
+    command.envs(env.iter().map(|(k, v)| (k, v)));
     command
         .current_dir(dir)
         .env("PORT", port.to_string())

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::explore;
+use crate::upstream::{self, Mode};
 
 /// Set by `cargo holon-test` for the test target it runs: the publish checks' warnings (and
 /// `source-commit-stale`) were printed already, so the harness does not print them twice.
@@ -61,6 +62,8 @@ pub struct Layer {
     pub explore_seed: Option<u64>,
     /// Whether `explore::mcp` compares the server's answers with the function's.
     pub explore_differential: Option<bool>,
+    /// Where the upstreams' answers come from.
+    pub upstream: Option<Mode>,
 }
 
 impl Layer {
@@ -92,6 +95,11 @@ impl Layer {
                 explore::parse_seed,
             )?,
             explore_differential: None,
+            upstream: parsed(
+                upstream::MODE_VAR,
+                var(upstream::MODE_VAR)?,
+                upstream::parse_mode,
+            )?,
         })
     }
 
@@ -105,6 +113,7 @@ impl Layer {
             explore_cases: self.explore_cases.or(lower.explore_cases),
             explore_seed: self.explore_seed.or(lower.explore_seed),
             explore_differential: self.explore_differential.or(lower.explore_differential),
+            upstream: self.upstream.or(lower.upstream),
         }
     }
 }
@@ -122,6 +131,8 @@ pub struct Settings {
     pub concurrency: usize,
     /// How to explore.
     pub explore: explore::Settings,
+    /// Where the upstreams' answers come from, when `holon-test.toml` declares any.
+    pub upstream: Mode,
 }
 
 /// The settings of a run on the manifest at `path`: `command_line` over the environment over
@@ -180,6 +191,7 @@ fn resolve_layers(
             differential: given.explore_differential.unwrap_or(true),
             replay,
         },
+        upstream: given.upstream.unwrap_or(Mode::Replay),
     })
 }
 
@@ -259,6 +271,7 @@ mod tests {
             explore_cases: Some(n as u32),
             explore_seed: Some(n as u64),
             explore_differential: Some(on),
+            upstream: Some([Mode::Replay, Mode::Record, Mode::Live][n - 1]),
         };
         let (command_line, environment, harness) = (all(1, true), all(2, false), all(3, true));
         let settings = |c: &Layer, e: &Layer, h: &Layer| {
@@ -277,6 +290,7 @@ mod tests {
             assert_eq!(s.bless, on);
             assert_eq!(s.concurrency, n);
             assert_eq!((s.explore.cases, s.explore.seed), (n as u32, n as u64));
+            assert_eq!(s.upstream, [Mode::Replay, Mode::Record, Mode::Live][n - 1]);
         }
         let defaults = settings(&Layer::default(), &Layer::default(), &Layer::default());
         assert_eq!(defaults.startup, DEFAULT_STARTUP);

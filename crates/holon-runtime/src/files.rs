@@ -175,6 +175,10 @@ async fn fetch(handle: &str, link: &FileLink) -> Result<Vec<u8>, DownloadError> 
             url.scheme()
         )));
     }
+    // The process's TLS provider, unless the agent installed one of its own (reqwest builds
+    // with no provider of its own under `tls`).
+    #[cfg(feature = "tls")]
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()

@@ -27,6 +27,10 @@ use super::{Agent, ServeError};
 /// }
 /// ```
 pub fn serve(manifest: EmbeddedManifest, agent: Arc<dyn Agent>) -> Result<(), ServeError> {
+    // Under `tls`, reqwest has rustls with no provider of its own: one for the process, before
+    // the agent or `ctx.download` builds a client.
+    #[cfg(feature = "tls")]
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Runtime::new().map_err(|source| ServeError::Io {
         addr: "a tokio runtime".into(),
         source,

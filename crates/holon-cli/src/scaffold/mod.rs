@@ -10,6 +10,60 @@ pub struct Template {
     pub text: &'static str,
 }
 
+/// Which agent `new` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// An agent that computes its answer (word statistics).
+    Plain,
+    /// An agent with a model behind it (ticket triage through an OpenAI-compatible API), with
+    /// its upstream declared and recorded.
+    Model,
+}
+
+impl Kind {
+    /// Every file of a new agent of this kind.
+    pub fn templates(self) -> &'static [Template] {
+        match self {
+            Kind::Plain => TEMPLATES,
+            Kind::Model => MODEL_TEMPLATES,
+        }
+    }
+
+    /// What the agent does, as its manifest and package say it.
+    fn description(self) -> &'static str {
+        match self {
+            Kind::Plain => "Counts the words of a text and finds the longest one.",
+            Kind::Model => {
+                "Reads a support ticket and returns its priority and a one-line summary, written by a chat model."
+            }
+        }
+    }
+}
+
+/// The server, the same for both kinds of agent.
+const MAIN: Template = Template {
+    path: "src/main.rs",
+    text: include_str!("../../templates/agent/src/main.rs"),
+};
+
+/// The manifest's JSON Schema, for editors.
+const SCHEMA: Template = Template {
+    path: "holon.schema.json",
+    text: "{{manifest_schema}}\n",
+};
+
+const GITIGNORE: Template = Template {
+    path: ".gitignore",
+    text: include_str!("../../templates/agent/gitignore"),
+};
+
+/// The CI workflow: the test target on every push and pull request (no secret: a model-backed
+/// agent replays its recordings).
+const WORKFLOW: Template = Template {
+    path: ".github/workflows/holon.yml",
+    text: include_str!("../../templates/agent/.github/workflows/holon.yml"),
+};
+
 /// Every file of a new agent. Embedded, so an installed `cargo-holon-test` needs no source tree.
 pub const TEMPLATES: &[Template] = &[
     Template {
@@ -24,10 +78,7 @@ pub const TEMPLATES: &[Template] = &[
         path: "src/lib.rs",
         text: include_str!("../../templates/agent/src/lib.rs"),
     },
-    Template {
-        path: "src/main.rs",
-        text: include_str!("../../templates/agent/src/main.rs"),
-    },
+    MAIN,
     Template {
         path: "tests/holon.rs",
         text: include_str!("../../templates/agent/tests/holon.rs"),
@@ -36,18 +87,54 @@ pub const TEMPLATES: &[Template] = &[
         path: "README.md",
         text: include_str!("../../templates/agent/README.md"),
     },
+    SCHEMA,
+    GITIGNORE,
+    WORKFLOW,
+];
+
+/// Every file of a new model-backed agent (`new --model`): the one of `examples/ticket-triage`,
+/// its recordings included, so that it passes its own tests offline on the first run.
+pub const MODEL_TEMPLATES: &[Template] = &[
     Template {
-        path: "holon.schema.json",
-        text: "{{manifest_schema}}\n",
+        path: "Cargo.toml",
+        text: include_str!("../../templates/model/Cargo.toml.tmpl"),
     },
     Template {
-        path: ".gitignore",
-        text: include_str!("../../templates/agent/gitignore"),
+        path: "holon.yaml",
+        text: include_str!("../../templates/model/holon.yaml"),
     },
     Template {
-        path: ".github/workflows/holon.yml",
-        text: include_str!("../../templates/agent/.github/workflows/holon.yml"),
+        path: "holon-test.toml",
+        text: include_str!("../../templates/model/holon-test.toml"),
     },
+    Template {
+        path: "src/lib.rs",
+        text: include_str!("../../templates/model/src/lib.rs"),
+    },
+    MAIN,
+    Template {
+        path: "tests/holon.rs",
+        text: include_str!("../../templates/model/tests/holon.rs"),
+    },
+    Template {
+        path: "recordings/an-outage.json",
+        text: include_str!("../../templates/model/recordings/an-outage.json"),
+    },
+    Template {
+        path: "recordings/a-question.json",
+        text: include_str!("../../templates/model/recordings/a-question.json"),
+    },
+    Template {
+        path: "recordings/explore.json",
+        text: include_str!("../../templates/model/recordings/explore.json"),
+    },
+    Template {
+        path: "README.md",
+        text: include_str!("../../templates/model/README.md"),
+    },
+    SCHEMA,
+    GITIGNORE,
+    WORKFLOW,
 ];
 
 /// Why an agent could not be created.
@@ -176,7 +263,7 @@ pub fn names(name: &str) -> Result<Names, ScaffoldError> {
 }
 
 /// Fills a template.
-pub fn render(text: &str, names: &Names, kit: &KitSource) -> String {
+pub fn render(text: &str, names: &Names, kit: &KitSource, kind: Kind) -> String {
     let kit_dep = match kit {
         KitSource::Version(v) => format!("version = \"{v}\""),
         KitSource::Path(p) => format!("path = {}", toml_string(&p.display().to_string())),
@@ -185,10 +272,7 @@ pub fn render(text: &str, names: &Names, kit: &KitSource) -> String {
         .replace("{{crate_name}}", &names.crate_name)
         .replace("{{tool}}", &names.crate_name)
         .replace("{{kit}}", &kit_dep)
-        .replace(
-            "{{description}}",
-            "Counts the words of a text and finds the longest one.",
-        )
+        .replace("{{description}}", kind.description())
         .replace("{{manifest_schema}}", &manifest_schema())
 }
 
@@ -204,7 +288,12 @@ fn toml_string(s: &str) -> String {
 
 /// Creates the agent in `dir`, which must not exist or be empty. Nothing is overwritten; if
 /// writing fails part way, what was created is removed.
-pub fn create(dir: &Path, names: &Names, kit: &KitSource) -> Result<Vec<PathBuf>, ScaffoldError> {
+pub fn create(
+    dir: &Path,
+    names: &Names,
+    kit: &KitSource,
+    kind: Kind,
+) -> Result<Vec<PathBuf>, ScaffoldError> {
     let existed = dir.exists();
     if existed {
         let mut entries = std::fs::read_dir(dir).map_err(|source| ScaffoldError::Io {
@@ -215,10 +304,10 @@ pub fn create(dir: &Path, names: &Names, kit: &KitSource) -> Result<Vec<PathBuf>
             return Err(ScaffoldError::NotEmpty(dir.to_path_buf()));
         }
     }
-    let result = write_all(dir, names, kit);
+    let result = write_all(dir, names, kit, kind);
     if result.is_err() {
         if existed {
-            for t in TEMPLATES {
+            for t in kind.templates() {
                 let _ = std::fs::remove_file(dir.join(t.path));
             }
         } else {
@@ -228,9 +317,14 @@ pub fn create(dir: &Path, names: &Names, kit: &KitSource) -> Result<Vec<PathBuf>
     result
 }
 
-fn write_all(dir: &Path, names: &Names, kit: &KitSource) -> Result<Vec<PathBuf>, ScaffoldError> {
+fn write_all(
+    dir: &Path,
+    names: &Names,
+    kit: &KitSource,
+    kind: Kind,
+) -> Result<Vec<PathBuf>, ScaffoldError> {
     let mut written = Vec::new();
-    for t in TEMPLATES {
+    for t in kind.templates() {
         let path = dir.join(t.path);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|source| ScaffoldError::Io {
@@ -247,7 +341,7 @@ fn write_all(dir: &Path, names: &Names, kit: &KitSource) -> Result<Vec<PathBuf>,
                 path: path.clone(),
                 source,
             })?;
-        std::io::Write::write_all(&mut file, render(t.text, names, kit).as_bytes()).map_err(
+        std::io::Write::write_all(&mut file, render(t.text, names, kit, kind).as_bytes()).map_err(
             |source| ScaffoldError::Io {
                 path: path.clone(),
                 source,
@@ -283,16 +377,23 @@ mod tests {
     #[test]
     fn every_hole_is_filled() {
         let n = names("my-agent").unwrap();
-        for t in TEMPLATES {
-            let text = render(t.text, &n, &KitSource::Path("/kit".into()));
-            assert!(!text.contains("{{"), "{} keeps a hole", t.path);
+        for kind in [Kind::Plain, Kind::Model] {
+            for t in kind.templates() {
+                let text = render(t.text, &n, &KitSource::Path("/kit".into()), kind);
+                assert!(!text.contains("{{"), "{} keeps a hole", t.path);
+            }
         }
     }
 
     #[test]
     fn the_manifest_template_passes_check_with_no_warnings() {
         let n = names("my-agent").unwrap();
-        let text = render(TEMPLATES[1].text, &n, &KitSource::Version("0.1.0".into()));
+        let text = render(
+            TEMPLATES[1].text,
+            &n,
+            &KitSource::Version("0.1.0".into()),
+            Kind::Plain,
+        );
         let report = holon_core::check::check_str(&text, Path::new("holon.yaml"));
         assert!(
             report.accepted(),
@@ -314,7 +415,12 @@ mod tests {
             .iter()
             .find(|t| t.path == ".github/workflows/holon.yml")
             .expect("the workflow template");
-        let text = render(workflow.text, &n, &KitSource::Version("0.1.0".into()));
+        let text = render(
+            workflow.text,
+            &n,
+            &KitSource::Version("0.1.0".into()),
+            Kind::Plain,
+        );
         let doc = holon_core::manifest::yaml::parse(&text)
             .expect("valid YAML")
             .to_json();

@@ -31,7 +31,7 @@ pub use diagnostic::{Diagnostic, Severity};
 pub use render::{annotation, render_github};
 pub use render::{render_human, render_json};
 pub use shape::json_schema;
-pub use structure::valid_name;
+pub use structure::{suggest, valid_name};
 
 use crate::gateway::Gateway;
 use crate::manifest::yaml::{self, Kind, Loc, Node};
@@ -56,7 +56,7 @@ pub struct Report {
 impl Report {
     /// True when no diagnostic is an error.
     pub fn accepted(&self) -> bool {
-        self.manifest.is_some()
+        self.errors() == 0
     }
 
     /// Number of errors.
@@ -101,6 +101,67 @@ impl Report {
             diagnostics: vec![Diagnostic::error(check, "", loc, message)],
             manifest: None,
         }
+    }
+}
+
+/// One problem of another file the kit reads beside the manifest (`holon-test.toml`, a
+/// recording), located in that file.
+#[derive(Debug, Clone)]
+pub struct Problem {
+    /// Stable kebab-case id.
+    pub check: &'static str,
+    /// RFC 6901 pointer into the file's document (empty for the whole file).
+    pub pointer: String,
+    /// Where it is in the file.
+    pub loc: Loc,
+    /// What is wrong: lowercase, no trailing period, names in backticks.
+    pub message: String,
+    /// How to fix it, when there is something useful to say.
+    pub hint: Option<String>,
+}
+
+impl Problem {
+    /// A problem at `pointer`, located at `loc`.
+    pub fn new(
+        check: &'static str,
+        pointer: impl Into<String>,
+        loc: Loc,
+        message: impl Into<String>,
+    ) -> Problem {
+        Problem {
+            check,
+            pointer: pointer.into(),
+            loc,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
+    /// The same problem with a hint.
+    pub fn hint(mut self, hint: impl Into<String>) -> Problem {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+/// The report of a file the kit reads beside the manifest: its problems as errors, printed and
+/// serialized like a manifest's (rustc style, JSON, annotations). It never holds a manifest.
+pub fn file_report(path: &Path, source: &str, problems: Vec<Problem>) -> Report {
+    let diagnostics = problems
+        .into_iter()
+        .map(|p| {
+            let d = Diagnostic::error(p.check, p.pointer, p.loc, p.message);
+            match p.hint {
+                Some(hint) => d.with_hint(hint),
+                None => d,
+            }
+        })
+        .collect();
+    Report {
+        path: path.to_path_buf(),
+        source: source.to_string(),
+        diagnostics,
+        manifest: None,
     }
 }
 

@@ -194,13 +194,25 @@ fn handles(manifest: &Manifest) -> Vec<String> {
     names
 }
 
-/// A way to call the agent: one input in, what came back out (`Answer::Unreachable` when
-/// nothing could be sent).
-pub type Call = Box<dyn Fn(&Value) -> Answer + Send + Sync>;
+/// What a call of a case came back with.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// The agent's answer (`Answer::Unreachable` when nothing could be sent).
+    Answer(Answer),
+    /// The agent's upstream had no recording for a request of this case (replay): the case is
+    /// counted, not judged, and shrinking never keeps such an input.
+    Unrecorded,
+    /// The agent's upstream failed on the harness's side (it could not be reached while
+    /// recording): the trial fails with this.
+    Upstream(String),
+}
 
-/// A way to call the agent with several inputs in flight at once: the answers, in the inputs'
+/// A way to call the agent: one input in, what came back out.
+pub type Call = Box<dyn Fn(&Value) -> Reply + Send + Sync>;
+
+/// A way to call the agent with several inputs in flight at once: the replies, in the inputs'
 /// order. A call that got no answer in time among others has been tried again alone.
-pub type Batch = Box<dyn Fn(&[Value]) -> Vec<Answer> + Send + Sync>;
+pub type Batch = Box<dyn Fn(&[Value]) -> Vec<Reply> + Send + Sync>;
 
 /// What the explore trials of one run share: the plan, drawn once, and the function's answers,
 /// which the differential of `explore::mcp` reuses instead of calling the function again.
@@ -251,7 +263,11 @@ impl Explorer {
                     .lock()
                     .ok()
                     .and_then(|a| a.get(&input.to_string()).cloned());
-                if let Some(expected) = kept.or_else(|| Some(reference(input)))
+                let expected = kept.or_else(|| match reference(input) {
+                    Reply::Answer(answer) => Some(answer),
+                    Reply::Unrecorded | Reply::Upstream(_) => None,
+                });
+                if let Some(expected) = expected
                     && let Some(difference) = judge::differ(&expected, &got)
                 {
                     outcome.defect = Some(difference);
@@ -280,7 +296,11 @@ impl Explorer {
             .as_ref()
             .map_err(Clone::clone)?;
         let settle = |input: &Value, got| self.settle(pass, input, got);
-        let check = |input: &Value| settle(input, call(input));
+        // Shrinking keeps only inputs whose every upstream request was recorded.
+        let check = |input: &Value| match call(input) {
+            Reply::Answer(answer) => Some(settle(input, answer)),
+            Reply::Unrecorded | Reply::Upstream(_) => None,
+        };
         let mut tally = report::Tally::default();
         let mut found = None;
         // The cases go out `size` at a time; each batch is judged in plan order, so the first
@@ -294,8 +314,19 @@ impl Explorer {
                 _ => chunk.iter().map(|c| call(&c.input)).collect(),
             };
             for (case, got) in chunk.iter().zip(gots) {
-                let outcome = settle(&case.input, got);
                 tally.cases += 1;
+                let got = match got {
+                    Reply::Answer(answer) => answer,
+                    Reply::Unrecorded => {
+                        tally.unrecorded += 1;
+                        continue;
+                    }
+                    Reply::Upstream(why) => {
+                        eprintln!("{}", tally.line(name, manifest, plan.refused));
+                        return Err(why);
+                    }
+                };
+                let outcome = settle(&case.input, got);
                 if matches!(case.origin, Origin::Edge(_)) {
                     tally.edges += 1;
                 }

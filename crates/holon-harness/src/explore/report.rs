@@ -177,6 +177,8 @@ pub struct Tally {
     pub edges: usize,
     /// Statuses reached, by code.
     pub statuses: BTreeMap<String, usize>,
+    /// Cases whose upstream had no recording (replay): run, not judged.
+    pub unrecorded: usize,
 }
 
 impl Tally {
@@ -205,6 +207,16 @@ impl Tally {
                 reached.join(", ")
             }
         );
+        if self.unrecorded > 0 {
+            let _ = write!(
+                line,
+                "; {} had no recording",
+                match self.unrecorded {
+                    1 => "1 case".to_string(),
+                    n => format!("{n} cases"),
+                }
+            );
+        }
         if refused > 0 {
             let _ = write!(
                 line,

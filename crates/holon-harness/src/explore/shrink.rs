@@ -29,12 +29,12 @@ pub struct Shrunk {
 }
 
 /// Shrinks `input`, which failed with `outcome`. `admit` is the gateway's gate; `run` calls
-/// the agent.
+/// the agent (`None` when the input cannot be judged: its upstream had no recording).
 pub fn shrink(
     input: Value,
     outcome: Outcome,
     admit: impl Fn(&Value) -> bool,
-    mut run: impl FnMut(&Value) -> Outcome,
+    mut run: impl FnMut(&Value) -> Option<Outcome>,
 ) -> Shrunk {
     let started = Instant::now();
     let status = outcome.status.clone();
@@ -58,7 +58,9 @@ pub fn shrink(
             if !admit(&candidate) {
                 continue;
             }
-            let tried = run(&candidate);
+            let Some(tried) = run(&candidate) else {
+                continue;
+            };
             if tried.status == Status::Timeout {
                 timeouts += 1;
             }
@@ -222,7 +224,7 @@ mod tests {
             start,
             outcome(Status::AgentCrashed, true),
             |v| v.get("text").is_some_and(Value::is_string),
-            |v| outcome(Status::AgentCrashed, fails(v)),
+            |v| Some(outcome(Status::AgentCrashed, fails(v))),
         );
         assert_eq!(shrunk.input, json!({"text": "\n", "top": 3}));
         assert!(shrunk.cut_short.is_none());
@@ -236,14 +238,26 @@ mod tests {
             outcome(Status::Timeout, true),
             |_| true,
             |v| {
-                if v["n"].as_i64().unwrap_or(0) >= 5 {
+                Some(if v["n"].as_i64().unwrap_or(0) >= 5 {
                     outcome(Status::Timeout, true)
                 } else {
                     outcome(Status::AgentCrashed, true)
-                }
+                })
             },
         );
         assert_eq!(shrunk.input, json!({"n": 5}));
+    }
+
+    #[test]
+    fn never_keeps_an_input_it_cannot_judge() {
+        // Every smaller input's upstream had no recording: the input stays as it was found.
+        let shrunk = shrink(
+            json!({"text": "a long text"}),
+            outcome(Status::AgentCrashed, true),
+            |_| true,
+            |_| None,
+        );
+        assert_eq!(shrunk.input, json!({"text": "a long text"}));
     }
 
     #[test]
@@ -255,7 +269,7 @@ mod tests {
             |_| true,
             |_| {
                 calls += 1;
-                outcome(Status::Timeout, true)
+                Some(outcome(Status::Timeout, true))
             },
         );
         assert_eq!(calls, TIMEOUTS);

@@ -1,0 +1,395 @@
+//! `holon-test.toml`, beside the manifest: what the tests of an agent need that the registry
+//! never sees. Today that is the upstreams the agent calls (a model, a paid API), each with the
+//! variable the agent reads its base URL from:
+//!
+//! ```toml
+//! [upstreams.model]            # a name of the author's choosing
+//! env = "OPENAI_BASE_URL"      # the variable the agent reads the service's base URL from
+//! url = "https://api.openai.com/v1"   # optional: the real URL when the variable is unset
+//! secrets = ["OPENAI_API_KEY"] # optional: variables holding credentials
+//! ```
+//!
+//! Every problem is reported at once, located (line, column, pointer), as the publish checks
+//! report a manifest's.
+
+use std::path::{Path, PathBuf};
+
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use crate::check::{self, Problem, Report};
+use crate::manifest::yaml::Loc;
+
+/// The file's name, beside `holon.yaml`.
+pub const FILE: &str = "holon-test.toml";
+
+/// What `holon-test.toml` declares.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TestConfig {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// The upstreams, in file order.
+    pub upstreams: Vec<Upstream>,
+}
+
+/// One service the agent calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upstream {
+    /// The author's name for it (`model`), which recordings are filed under.
+    pub name: String,
+    /// The variable the agent reads the service's base URL from (`OPENAI_BASE_URL`).
+    pub env: String,
+    /// The service's real URL, used when the variable is unset.
+    pub url: Option<String>,
+    /// Variables holding credentials: never written into a recording.
+    pub secrets: Vec<String>,
+}
+
+/// The fields of an upstream, for the "did you mean" of an unknown one.
+const FIELDS: [&str; 3] = ["env", "url", "secrets"];
+
+/// `holon-test.toml` in `dir`: `Ok(None)` when there is none, the report of its problems when it
+/// is refused.
+pub fn read(dir: &Path) -> Result<Option<TestConfig>, Report> {
+    let path = dir.join(FILE);
+    if !path.exists() {
+        return Ok(None);
+    }
+    let shown = if dir == Path::new(".") {
+        PathBuf::from(FILE)
+    } else {
+        path.clone()
+    };
+    let bytes = check::read_manifest(&path).map_err(|e| check::unreadable(&shown, e))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        check::unreadable(&shown, format!("`{}` is not UTF-8 text", shown.display()))
+    })?;
+    parse(&text, &shown).map(Some)
+}
+
+/// Reads the text of a `holon-test.toml`; `path` names it in messages.
+pub fn parse(text: &str, path: &Path) -> Result<TestConfig, Report> {
+    let mut problems = Vec::new();
+    let config = match DeTable::parse(text) {
+        Ok(root) => read_root(text, root.get_ref(), &mut problems),
+        Err(e) => {
+            let loc = e
+                .span()
+                .map_or(Loc { line: 1, column: 1 }, |s| loc(text, s.start));
+            let message = crate::message::sentence(e.message());
+            problems.push(Problem::new("toml-syntax", "", loc, message));
+            Vec::new()
+        }
+    };
+    if problems.is_empty() {
+        Ok(TestConfig {
+            path: path.to_path_buf(),
+            upstreams: config,
+        })
+    } else {
+        Err(check::file_report(path, text, problems))
+    }
+}
+
+fn read_root(text: &str, root: &DeTable<'_>, problems: &mut Vec<Problem>) -> Vec<Upstream> {
+    let mut upstreams = Vec::new();
+    for (key, value) in root.iter() {
+        let name = key.get_ref().as_ref();
+        if name != "upstreams" {
+            let mut p = Problem::new(
+                "unknown-field",
+                format!("/{}", crate::pointer::escape(name)),
+                loc(text, key.span().start),
+                format!("unknown field `{name}` in `holon-test.toml`"),
+            );
+            p = match crate::check::suggest(name, &["upstreams"]) {
+                Some(s) => p.hint(format!("did you mean `{s}`?")),
+                None => p.hint("the file declares `[upstreams.NAME]` tables"),
+            };
+            problems.push(p);
+            continue;
+        }
+        let Some(table) = value.get_ref().as_table() else {
+            problems.push(wrong_type(
+                text,
+                "/upstreams",
+                value,
+                "a table of upstreams",
+            ));
+            continue;
+        };
+        for (key, value) in table.iter() {
+            if let Some(upstream) = read_upstream(text, key, value, problems) {
+                upstreams.push(upstream);
+            }
+        }
+    }
+    let mut seen: Vec<&Upstream> = Vec::new();
+    for upstream in &upstreams {
+        if let Some(first) = seen.iter().find(|u| u.env == upstream.env) {
+            let at = format!("/upstreams/{}/env", crate::pointer::escape(&upstream.name));
+            problems.push(Problem::new(
+                "invalid-value",
+                at,
+                find(text, &upstream.name),
+                format!(
+                    "upstreams `{}` and `{}` read the same variable `{}`",
+                    first.name, upstream.name, upstream.env
+                ),
+            ));
+        }
+        seen.push(upstream);
+    }
+    upstreams
+}
+
+fn read_upstream(
+    text: &str,
+    key: &Spanned<std::borrow::Cow<'_, str>>,
+    value: &Spanned<DeValue<'_>>,
+    problems: &mut Vec<Problem>,
+) -> Option<Upstream> {
+    let name = key.get_ref().to_string();
+    let at = format!("/upstreams/{}", crate::pointer::escape(&name));
+    let before = problems.len();
+    if !valid_name(&name) {
+        problems.push(Problem::new(
+            "invalid-value",
+            &at,
+            loc(text, key.span().start),
+            format!("`{name}` is not an upstream name (letters, digits, `-` and `_`)"),
+        ));
+    }
+    let Some(table) = value.get_ref().as_table() else {
+        problems.push(wrong_type(text, &at, value, "a table (`[upstreams.NAME]`)"));
+        return None;
+    };
+    let (mut env, mut url, mut secrets) = (None, None, Vec::new());
+    for (field, v) in table.iter() {
+        let field_name = field.get_ref().as_ref();
+        let here = format!("{at}/{}", crate::pointer::escape(field_name));
+        match field_name {
+            "env" => match v.get_ref().as_str() {
+                Some(var) if valid_var(var) => env = Some(var.to_string()),
+                Some(var) => problems.push(Problem::new(
+                    "invalid-value",
+                    here,
+                    loc(text, v.span().start),
+                    format!("`{var}` is not an environment variable's name"),
+                )),
+                None => problems.push(wrong_type(text, &here, v, "a string")),
+            },
+            "url" => match v.get_ref().as_str() {
+                Some(u) => match url::Url::parse(u) {
+                    Ok(parsed)
+                        if matches!(parsed.scheme(), "http" | "https") && parsed.has_host() =>
+                    {
+                        url = Some(u.to_string());
+                    }
+                    Ok(parsed) => problems.push(Problem::new(
+                        "invalid-value",
+                        here,
+                        loc(text, v.span().start),
+                        format!(
+                            "`{u}` is not an http or https URL (scheme `{}`)",
+                            parsed.scheme()
+                        ),
+                    )),
+                    Err(e) => problems.push(Problem::new(
+                        "invalid-value",
+                        here,
+                        loc(text, v.span().start),
+                        format!("`{u}` does not parse as a URL: {e}"),
+                    )),
+                },
+                None => problems.push(wrong_type(text, &here, v, "a string")),
+            },
+            "secrets" => match v.get_ref().as_array() {
+                Some(items) => {
+                    for (i, item) in items.iter().enumerate() {
+                        match item.get_ref().as_str() {
+                            Some(var) if valid_var(var) => secrets.push(var.to_string()),
+                            Some(var) => problems.push(Problem::new(
+                                "invalid-value",
+                                format!("{here}/{i}"),
+                                loc(text, item.span().start),
+                                format!("`{var}` is not an environment variable's name"),
+                            )),
+                            None => problems.push(wrong_type(
+                                text,
+                                &format!("{here}/{i}"),
+                                item,
+                                "a string",
+                            )),
+                        }
+                    }
+                }
+                None => problems.push(wrong_type(text, &here, v, "an array of variable names")),
+            },
+            other => {
+                let mut p = Problem::new(
+                    "unknown-field",
+                    here,
+                    loc(text, field.span().start),
+                    format!("unknown field `{other}` in upstream `{name}`"),
+                );
+                p = match crate::check::suggest(other, &FIELDS) {
+                    Some(s) => p.hint(format!("did you mean `{s}`?")),
+                    None => p.hint("an upstream has `env`, and optionally `url` and `secrets`"),
+                };
+                problems.push(p);
+            }
+        }
+    }
+    if env.is_none() && !table.iter().any(|(f, _)| f.get_ref() == "env") {
+        problems.push(
+            Problem::new(
+                "missing-field",
+                &at,
+                loc(text, key.span().start),
+                format!("upstream `{name}` has no `env`"),
+            )
+            .hint("name the variable the agent reads the service's base URL from, e.g. `env = \"OPENAI_BASE_URL\"`"),
+        );
+    }
+    if problems.len() > before {
+        return None;
+    }
+    Some(Upstream {
+        name,
+        env: env?,
+        url,
+        secrets,
+    })
+}
+
+fn wrong_type(text: &str, at: &str, value: &Spanned<DeValue<'_>>, want: &str) -> Problem {
+    Problem::new(
+        "wrong-type",
+        at,
+        loc(text, value.span().start),
+        format!("expected {want}, found {}", value.get_ref().type_str()),
+    )
+}
+
+/// An upstream's name: letters, digits, `-` and `_` (it names recordings).
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+/// An environment variable's name as shells write it.
+fn valid_var(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// Line and column (from 1, in characters) of a byte offset.
+fn loc(text: &str, at: usize) -> Loc {
+    let before = text.get(..at).unwrap_or(text);
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    Loc {
+        line: before.matches('\n').count() as u64 + 1,
+        column: before.get(line_start..).unwrap_or("").chars().count() as u64 + 1,
+    }
+}
+
+/// Where an upstream's table starts, for a problem of the whole upstream.
+fn find(text: &str, name: &str) -> Loc {
+    let header = format!("[upstreams.{name}]");
+    loc(text, text.find(&header).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(text: &str) -> Vec<(String, String, u64, u64, String)> {
+        match parse(text, Path::new("holon-test.toml")) {
+            Ok(_) => Vec::new(),
+            Err(report) => report
+                .diagnostics
+                .iter()
+                .map(|d| {
+                    (
+                        d.check.to_string(),
+                        d.pointer.clone(),
+                        d.line,
+                        d.column,
+                        d.message.clone(),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_declared_upstream_reads_back() {
+        let config = parse(
+            "[upstreams.model]\nenv = \"OPENAI_BASE_URL\"\nurl = \"https://api.openai.com/v1\"\nsecrets = [\"OPENAI_API_KEY\"]\n",
+            Path::new("holon-test.toml"),
+        )
+        .expect("accepted");
+        assert_eq!(
+            config.upstreams,
+            [Upstream {
+                name: "model".into(),
+                env: "OPENAI_BASE_URL".into(),
+                url: Some("https://api.openai.com/v1".into()),
+                secrets: vec!["OPENAI_API_KEY".into()],
+            }]
+        );
+    }
+
+    #[test]
+    fn every_problem_is_located() {
+        let found = problems(
+            "[upstreams.model]\nenvv = \"OPENAI_BASE_URL\"\nurl = \"not a url\"\n\n[upstreams.other]\nenv = 3\nsecrets = [\"A-B\"]\n",
+        );
+        let ids: Vec<(&str, &str, u64, u64)> = found
+            .iter()
+            .map(|(c, p, l, col, _)| (c.as_str(), p.as_str(), *l, *col))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                ("unknown-field", "/upstreams/model/envv", 2, 1),
+                ("invalid-value", "/upstreams/model/url", 3, 7),
+                ("missing-field", "/upstreams/model", 1, 12),
+                ("wrong-type", "/upstreams/other/env", 6, 7),
+                ("invalid-value", "/upstreams/other/secrets/0", 7, 12),
+            ],
+            "{found:?}"
+        );
+        assert!(found[0].4.contains("`envv`"), "{found:?}");
+    }
+
+    #[test]
+    fn a_syntax_error_is_located_and_nothing_panics() {
+        let found = problems("[upstreams.model\nenv = \"X\"\n");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, "toml-syntax");
+        assert_eq!(found[0].2, 1);
+        for text in [
+            "",
+            "x",
+            "[[upstreams]]",
+            "upstreams = 1",
+            "[upstreams]\nmodel = 1",
+        ] {
+            let _ = parse(text, Path::new("holon-test.toml"));
+        }
+    }
+
+    #[test]
+    fn two_upstreams_may_not_read_one_variable() {
+        let found = problems("[upstreams.a]\nenv = \"X\"\n[upstreams.b]\nenv = \"X\"\n");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].4.contains("the same variable `X`"), "{found:?}");
+    }
+}

@@ -1,0 +1,212 @@
+//! A fake model on loopback, for the tests and benchmarks of model-backed agents: an
+//! OpenAI-style `POST /chat/completions` that needs `Authorization: Bearer KEY`, answers after
+//! a delay, varies its wording from call to call as a model does, and streams its answer as
+//! server-sent events when asked (`"stream": true`). It runs on a runtime of its own and stops
+//! when dropped.
+#![allow(
+    dead_code,
+    reason = "each benchmark that includes this file uses a different part of it"
+)]
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::{Bytes, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+
+/// How the fake model behaves.
+#[derive(Debug, Clone)]
+pub struct Behaviour {
+    /// The key a request must carry.
+    pub key: String,
+    /// How long each answer takes.
+    pub delay: Duration,
+}
+
+/// A running fake model.
+pub struct FakeModel {
+    /// Its base URL (`http://127.0.0.1:PORT`), what an agent's `OPENAI_BASE_URL` would be.
+    pub url: String,
+    requests: Arc<AtomicUsize>,
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+/// The openers a summary starts with, one picked per answer: the wording varies.
+const OPENERS: [&str; 5] = [
+    "The customer reports",
+    "A user writes about",
+    "Ticket about",
+    "Someone says",
+    "Reported:",
+];
+
+impl FakeModel {
+    /// Starts a fake model on a free loopback port.
+    pub fn start(behaviour: Behaviour) -> FakeModel {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("a runtime for the fake model");
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("a loopback port");
+        let url = format!("http://{}", listener.local_addr().expect("an address"));
+        let requests = Arc::new(AtomicUsize::new(0));
+        let (count, behaviour) = (requests.clone(), Arc::new(behaviour));
+        let turn = Arc::new(AtomicU64::new(0));
+        runtime.spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let (count, behaviour, turn) = (count.clone(), behaviour.clone(), turn.clone());
+                tokio::spawn(async move {
+                    let service = service_fn(move |req| {
+                        let (count, behaviour, turn) =
+                            (count.clone(), behaviour.clone(), turn.clone());
+                        async move {
+                            count.fetch_add(1, Ordering::SeqCst);
+                            Ok::<_, Infallible>(answer(req, &behaviour, &turn).await)
+                        }
+                    });
+                    let _ = http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        FakeModel {
+            url,
+            requests,
+            runtime: Some(runtime),
+        }
+    }
+
+    /// Requests it has answered (or refused) so far.
+    pub fn requests(&self) -> usize {
+        self.requests.load(Ordering::SeqCst)
+    }
+
+    /// Stops it: its port refuses connections from now on.
+    pub fn stop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+impl Drop for FakeModel {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+async fn answer(
+    req: Request<Incoming>,
+    behaviour: &Behaviour,
+    turn: &AtomicU64,
+) -> Response<Full<Bytes>> {
+    let authorized = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v == format!("Bearer {}", behaviour.key));
+    let path = req.uri().path().to_string();
+    let body = req
+        .into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    if !authorized {
+        return json_response(
+            StatusCode::UNAUTHORIZED,
+            &json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}),
+        );
+    }
+    if path != "/chat/completions" {
+        return json_response(
+            StatusCode::NOT_FOUND,
+            &json!({"error": {"message": format!("no route {path}")}}),
+        );
+    }
+    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            &json!({"error": {"message": "the body is not JSON"}}),
+        );
+    };
+    tokio::time::sleep(behaviour.delay).await;
+    let ticket = request["messages"]
+        .as_array()
+        .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    let n = turn.fetch_add(1, Ordering::SeqCst) as usize;
+    let opener = OPENERS[(n * 7 + ticket.len()) % OPENERS.len()];
+    let lower = ticket.to_lowercase();
+    let priority = if ["down", "urgent", "cannot", "outage"]
+        .iter()
+        .any(|w| lower.contains(w))
+    {
+        "high"
+    } else if ticket.trim_end().ends_with('?') {
+        "low"
+    } else {
+        "medium"
+    };
+    let gist: Vec<&str> = ticket.split_whitespace().take(8).collect();
+    let content = json!({"priority": priority, "summary": format!("{opener} {}", gist.join(" "))})
+        .to_string();
+    let model = request["model"].as_str().unwrap_or("fake-model");
+    if request["stream"] == true {
+        let pieces: Vec<String> = content
+            .as_bytes()
+            .chunks(content.len().div_ceil(3).max(1))
+            .map(|c| String::from_utf8_lossy(c).into_owned())
+            .collect();
+        let mut events = String::new();
+        for piece in pieces {
+            let chunk = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]});
+            events.push_str(&format!("data: {chunk}\n\n"));
+        }
+        let last = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+        events.push_str(&format!("data: {last}\n\ndata: [DONE]\n\n"));
+        let mut response = Response::new(Full::new(Bytes::from(events)));
+        response.headers_mut().insert(
+            "content-type",
+            "text/event-stream".parse().expect("a header"),
+        );
+        return response;
+    }
+    json_response(
+        StatusCode::OK,
+        &json!({
+            "id": format!("chatcmpl-{n}"),
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+        }),
+    )
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body.to_string())));
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        "content-type",
+        "application/json".parse().expect("a header"),
+    );
+    response
+}
