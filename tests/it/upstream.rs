@@ -23,6 +23,7 @@ fn model() -> FakeModel {
     FakeModel::start(Behaviour {
         key: KEY.into(),
         delay: Duration::ZERO,
+        vary: true,
     })
 }
 

@@ -28,6 +28,9 @@ pub struct Behaviour {
     pub key: String,
     /// How long each answer takes.
     pub delay: Duration,
+    /// Whether the wording varies from call to call, as a model's does (the benchmarks want
+    /// the same answer for the same question).
+    pub vary: bool,
 }
 
 /// A running fake model.
@@ -144,7 +147,9 @@ async fn answer(
             &json!({"error": {"message": "the body is not JSON"}}),
         );
     };
-    tokio::time::sleep(behaviour.delay).await;
+    if !behaviour.delay.is_zero() {
+        tokio::time::sleep(behaviour.delay).await;
+    }
     let ticket = request["messages"]
         .as_array()
         .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
@@ -152,7 +157,11 @@ async fn answer(
         .unwrap_or_default()
         .to_string();
     let n = turn.fetch_add(1, Ordering::SeqCst) as usize;
-    let opener = OPENERS[(n * 7 + ticket.len()) % OPENERS.len()];
+    let opener = if behaviour.vary {
+        OPENERS[(n * 7 + ticket.len()) % OPENERS.len()]
+    } else {
+        OPENERS[0]
+    };
     let lower = ticket.to_lowercase();
     let priority = if ["down", "urgent", "cannot", "outage"]
         .iter()

@@ -1,0 +1,193 @@
+//! What recorded upstreams cost and save, on `examples/ticket-triage` (a model-backed agent,
+//! compiled in) and a fake model on loopback (`tests/it/util/fake_model.rs`), each run the
+//! harness as its `tests/holon.rs` has it (this binary again, `HOLON_BENCH_ROLE=harness`),
+//! timed from spawn to exit:
+//!
+//! - per exchange: the function pass over 200 examples of one model call each, one call at a
+//!   time, against the fake model directly (the peer: no `holon-test.toml`) and replayed from
+//!   recordings; the difference, divided by the calls, is what replay adds to an exchange;
+//! - explore: `explore::function` over 100 cases of an agent whose model takes 300 ms, recorded
+//!   (16 in flight), replayed, and live one call at a time (the peer: how explore called a
+//!   model-backed agent before).
+//!
+//! `cargo bench -p holon-kit --bench upstream [-- RUNS]` (default 5)
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    reason = "a test or a benchmark that panics is one that fails, which is what it is for"
+)]
+
+// The example agent's function, compiled into the benchmark rather than depended on.
+#[path = "../examples/ticket-triage/src/lib.rs"]
+mod ticket_triage;
+#[path = "../tests/it/util/fake_model.rs"]
+mod fake_model;
+#[path = "../tests/it/util/paths.rs"]
+mod paths;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fake_model::{Behaviour, FakeModel};
+
+const KEY: &str = "sk-holon-bench-1";
+
+fn main() {
+    if std::env::var("HOLON_BENCH_ROLE").as_deref() == Ok("harness") {
+        let manifest = std::env::var("HOLON_BENCH_MANIFEST").expect("HOLON_BENCH_MANIFEST");
+        let harness = holon_kit::harness::Harness::new(manifest)
+            .function(holon_kit::agent(ticket_triage::run));
+        let code = holon_harness::command::run_with_arguments(
+            harness,
+            &libtest_mimic::Arguments::from_args(),
+        );
+        std::process::exit(i32::from(code));
+    }
+    bench();
+}
+
+fn bench() {
+    let runs: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(5);
+    per_exchange(runs);
+    explore(runs);
+}
+
+/// The manifest of `examples/ticket-triage` with `n` examples (ticket `i` each) in `dir`, and
+/// its `holon-test.toml` when `upstreams`.
+fn agent(dir: &Path, examples: usize, upstreams: bool) -> std::path::PathBuf {
+    let source = std::fs::read_to_string(paths::root().join("examples/ticket-triage/holon.yaml"))
+        .expect("the example's manifest");
+    let (head, _) = source.split_once("\nexamples:").expect("examples");
+    let mut text = format!("{head}\nexamples:\n");
+    for i in 0..examples {
+        // Answered `medium` with the gist of the ticket: the output the fake model gives.
+        text.push_str(&format!(
+            "  - name: ticket {i}\n    input: {{ ticket: \"Ticket number {i} about an invoice\" }}\n    output: {{ priority: medium, summary: \"The customer reports Ticket number {i} about an invoice\" }}\n"
+        ));
+    }
+    let manifest = dir.join("holon.yaml");
+    std::fs::write(&manifest, text).expect("write the manifest");
+    if upstreams {
+        std::fs::copy(
+            paths::root().join("examples/ticket-triage/holon-test.toml"),
+            dir.join("holon-test.toml"),
+        )
+        .expect("copy holon-test.toml");
+    }
+    manifest
+}
+
+/// One run of the harness: the filter, the manifest, the mode, the explore cases, the
+/// concurrency, the model.
+fn run(
+    filter: &str,
+    manifest: &Path,
+    mode: Option<&str>,
+    cases: u32,
+    concurrency: usize,
+    model: &FakeModel,
+) -> Duration {
+    let exe = std::env::current_exe().expect("current_exe");
+    let mut command = Command::new(exe);
+    command
+        .args([filter, "-q"])
+        .env("HOLON_BENCH_ROLE", "harness")
+        .env("HOLON_BENCH_MANIFEST", manifest)
+        .env("HOLON_EXPLORE_CASES", cases.to_string())
+        .env("HOLON_CONCURRENCY", concurrency.to_string())
+        .env("OPENAI_BASE_URL", &model.url)
+        .env("OPENAI_API_KEY", KEY)
+        .stdin(Stdio::null());
+    match mode {
+        Some(mode) => command.env("HOLON_UPSTREAM", mode),
+        None => command.env_remove("HOLON_UPSTREAM"),
+    };
+    let started = Instant::now();
+    let out = command.output().expect("run the harness");
+    let took = started.elapsed();
+    assert!(
+        out.status.success(),
+        "{filter} {mode:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    took
+}
+
+fn per_exchange(runs: usize) {
+    const EXAMPLES: usize = 200;
+    let model = FakeModel::start(Behaviour {
+        key: KEY.into(),
+        delay: Duration::ZERO,
+        vary: false,
+    });
+    let (direct_dir, replay_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let direct = agent(direct_dir.path(), EXAMPLES, false);
+    let replayed = agent(replay_dir.path(), EXAMPLES, true);
+    run("function::", &replayed, Some("record"), 0, 1, &model);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        a.push(run("function::", &direct, None, 0, 1, &model));
+        b.push(run("function::", &replayed, Some("replay"), 0, 1, &model));
+    }
+    let (ma, mb) = (median(&a), median(&b));
+    println!("upstream benchmark: examples/ticket-triage, {EXAMPLES} examples of one model call, one call at a time ({runs} runs each)");
+    println!("| Run | Wall median | Min | Max |");
+    println!("| --- | --- | --- | --- |");
+    println!("| the fake model called directly (peer) | {} | {} | {} |", ms(ma), ms(min(&a)), ms(max(&a)));
+    println!("| replayed from recordings | {} | {} | {} |", ms(mb), ms(min(&b)), ms(max(&b)));
+    let per = (mb.as_secs_f64() - ma.as_secs_f64()) / EXAMPLES as f64;
+    println!("replay adds {:.3} ms per exchange (median against median, {EXAMPLES} exchanges)", per * 1000.0);
+    println!();
+}
+
+fn explore(runs: usize) {
+    let model = FakeModel::start(Behaviour {
+        key: KEY.into(),
+        delay: Duration::from_millis(300),
+        vary: true,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = agent(dir.path(), 2, true);
+    let filter = "explore::function";
+    let (mut record, mut replay) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        record.push(run(filter, &manifest, Some("record"), 100, 16, &model));
+        replay.push(run(filter, &manifest, Some("replay"), 100, 16, &model));
+    }
+    let before = run(filter, &manifest, Some("live"), 100, 1, &model);
+    println!("explore::function, 100 cases, a model that takes 300 ms ({runs} runs each, the peer once)");
+    println!("| Run | Wall median | Min | Max |");
+    println!("| --- | --- | --- | --- |");
+    println!("| record, 16 in flight | {} | {} | {} |", ms(median(&record)), ms(min(&record)), ms(max(&record)));
+    println!("| replay | {} | {} | {} |", ms(median(&replay)), ms(min(&replay)), ms(max(&replay)));
+    println!("| live, one call at a time (peer: explore before) | {} | | |", ms(before));
+    println!(
+        "ratios: the peer takes {:.1}x the record run and {:.1}x the replay",
+        before.as_secs_f64() / median(&record).as_secs_f64(),
+        before.as_secs_f64() / median(&replay).as_secs_f64()
+    );
+}
+
+fn median(times: &[Duration]) -> Duration {
+    let mut sorted = times.to_vec();
+    sorted.sort();
+    sorted[sorted.len() / 2]
+}
+
+fn min(times: &[Duration]) -> Duration {
+    times.iter().min().copied().unwrap_or_default()
+}
+
+fn max(times: &[Duration]) -> Duration {
+    times.iter().max().copied().unwrap_or_default()
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
