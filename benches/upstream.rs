@@ -8,7 +8,11 @@
 //!   recordings; the difference, divided by the calls, is what replay adds to an exchange;
 //! - explore: `explore::function` over 100 cases of an agent whose model takes 300 ms, recorded
 //!   (16 in flight), replayed, and live one call at a time (the peer: how explore called a
-//!   model-backed agent before).
+//!   model-backed agent before);
+//! - faults: the example's own manifest and recordings, its examples' function pass alone (the
+//!   peer) against its `faults::function::` trials (2 examples x 1 exchange x 7 faults), and
+//!   one fast fault per example (`HOLON_FAULT=1:429`) for what a fault costs when the agent
+//!   need not wait out its own stall timeout.
 //!
 //! `cargo bench -p holon-kit --bench upstream [-- RUNS]` (default 5)
 #![allow(
@@ -19,12 +23,12 @@
 )]
 
 // The example agent's function, compiled into the benchmark rather than depended on.
-#[path = "../examples/ticket-triage/src/lib.rs"]
-mod ticket_triage;
 #[path = "../tests/it/util/fake_model.rs"]
 mod fake_model;
 #[path = "../tests/it/util/paths.rs"]
 mod paths;
+#[path = "../examples/ticket-triage/src/lib.rs"]
+mod ticket_triage;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -55,6 +59,7 @@ fn bench() {
         .unwrap_or(5);
     per_exchange(runs);
     explore(runs);
+    faults(runs);
 }
 
 /// The manifest of `examples/ticket-triage` with `n` examples (ticket `i` each) in `dir`, and
@@ -91,6 +96,7 @@ fn run(
     cases: u32,
     concurrency: usize,
     model: &FakeModel,
+    env: &[(&str, &str)],
 ) -> Duration {
     let exe = std::env::current_exe().expect("current_exe");
     let mut command = Command::new(exe);
@@ -102,6 +108,9 @@ fn run(
         .env("HOLON_CONCURRENCY", concurrency.to_string())
         .env("OPENAI_BASE_URL", &model.url)
         .env("OPENAI_API_KEY", KEY)
+        // The fault trials only where asked for: `function::` also matches `faults::function::`.
+        .env("HOLON_FAULTS", "0")
+        .envs(env.iter().copied())
         .stdin(Stdio::null());
     match mode {
         Some(mode) => command.env("HOLON_UPSTREAM", mode),
@@ -125,24 +134,48 @@ fn per_exchange(runs: usize) {
         key: KEY.into(),
         delay: Duration::ZERO,
         vary: false,
+        rate_limited: false,
     });
     let (direct_dir, replay_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let direct = agent(direct_dir.path(), EXAMPLES, false);
     let replayed = agent(replay_dir.path(), EXAMPLES, true);
-    run("function::", &replayed, Some("record"), 0, 1, &model);
+    run("function::", &replayed, Some("record"), 0, 1, &model, &[]);
     let (mut a, mut b) = (Vec::new(), Vec::new());
     for _ in 0..runs {
-        a.push(run("function::", &direct, None, 0, 1, &model));
-        b.push(run("function::", &replayed, Some("replay"), 0, 1, &model));
+        a.push(run("function::", &direct, None, 0, 1, &model, &[]));
+        b.push(run(
+            "function::",
+            &replayed,
+            Some("replay"),
+            0,
+            1,
+            &model,
+            &[],
+        ));
     }
     let (ma, mb) = (median(&a), median(&b));
-    println!("upstream benchmark: examples/ticket-triage, {EXAMPLES} examples of one model call, one call at a time ({runs} runs each)");
+    println!(
+        "upstream benchmark: examples/ticket-triage, {EXAMPLES} examples of one model call, one call at a time ({runs} runs each)"
+    );
     println!("| Run | Wall median | Min | Max |");
     println!("| --- | --- | --- | --- |");
-    println!("| the fake model called directly (peer) | {} | {} | {} |", ms(ma), ms(min(&a)), ms(max(&a)));
-    println!("| replayed from recordings | {} | {} | {} |", ms(mb), ms(min(&b)), ms(max(&b)));
+    println!(
+        "| the fake model called directly (peer) | {} | {} | {} |",
+        ms(ma),
+        ms(min(&a)),
+        ms(max(&a))
+    );
+    println!(
+        "| replayed from recordings | {} | {} | {} |",
+        ms(mb),
+        ms(min(&b)),
+        ms(max(&b))
+    );
     let per = (mb.as_secs_f64() - ma.as_secs_f64()) / EXAMPLES as f64;
-    println!("replay adds {:.3} ms per exchange (median against median, {EXAMPLES} exchanges)", per * 1000.0);
+    println!(
+        "replay adds {:.3} ms per exchange (median against median, {EXAMPLES} exchanges)",
+        per * 1000.0
+    );
     println!();
 }
 
@@ -151,26 +184,125 @@ fn explore(runs: usize) {
         key: KEY.into(),
         delay: Duration::from_millis(300),
         vary: true,
+        rate_limited: false,
     });
     let dir = tempfile::tempdir().unwrap();
     let manifest = agent(dir.path(), 2, true);
     let filter = "explore::function";
     let (mut record, mut replay) = (Vec::new(), Vec::new());
     for _ in 0..runs {
-        record.push(run(filter, &manifest, Some("record"), 100, 16, &model));
-        replay.push(run(filter, &manifest, Some("replay"), 100, 16, &model));
+        record.push(run(filter, &manifest, Some("record"), 100, 16, &model, &[]));
+        replay.push(run(filter, &manifest, Some("replay"), 100, 16, &model, &[]));
     }
-    let before = run(filter, &manifest, Some("live"), 100, 1, &model);
-    println!("explore::function, 100 cases, a model that takes 300 ms ({runs} runs each, the peer once)");
+    let before = run(filter, &manifest, Some("live"), 100, 1, &model, &[]);
+    println!(
+        "explore::function, 100 cases, a model that takes 300 ms ({runs} runs each, the peer once)"
+    );
     println!("| Run | Wall median | Min | Max |");
     println!("| --- | --- | --- | --- |");
-    println!("| record, 16 in flight | {} | {} | {} |", ms(median(&record)), ms(min(&record)), ms(max(&record)));
-    println!("| replay | {} | {} | {} |", ms(median(&replay)), ms(min(&replay)), ms(max(&replay)));
-    println!("| live, one call at a time (peer: explore before) | {} | | |", ms(before));
+    println!(
+        "| record, 16 in flight | {} | {} | {} |",
+        ms(median(&record)),
+        ms(min(&record)),
+        ms(max(&record))
+    );
+    println!(
+        "| replay | {} | {} | {} |",
+        ms(median(&replay)),
+        ms(min(&replay)),
+        ms(max(&replay))
+    );
+    println!(
+        "| live, one call at a time (peer: explore before) | {} | | |",
+        ms(before)
+    );
     println!(
         "ratios: the peer takes {:.1}x the record run and {:.1}x the replay",
         before.as_secs_f64() / median(&record).as_secs_f64(),
         before.as_secs_f64() / median(&replay).as_secs_f64()
+    );
+}
+
+fn faults(runs: usize) {
+    let model = FakeModel::start(Behaviour {
+        key: KEY.into(),
+        delay: Duration::ZERO,
+        vary: false,
+        rate_limited: false,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let example = paths::root().join("examples/ticket-triage");
+    for file in ["holon.yaml", "holon-test.toml"] {
+        std::fs::copy(example.join(file), dir.path().join(file)).unwrap();
+    }
+    std::fs::create_dir(dir.path().join("recordings")).unwrap();
+    for entry in std::fs::read_dir(example.join("recordings")).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(
+            entry.path(),
+            dir.path().join("recordings").join(entry.file_name()),
+        )
+        .unwrap();
+    }
+    let manifest = dir.path().join("holon.yaml");
+    let (off, on) = ([("HOLON_FAULTS", "0")], [("HOLON_FAULTS", "1")]);
+    let one = [("HOLON_FAULTS", "1"), ("HOLON_FAULT", "1:429")];
+    let (mut examples, mut all, mut fast) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        examples.push(run(
+            "function::",
+            &manifest,
+            Some("replay"),
+            0,
+            16,
+            &model,
+            &off,
+        ));
+        all.push(run(
+            "faults::function::",
+            &manifest,
+            Some("replay"),
+            0,
+            16,
+            &model,
+            &on,
+        ));
+        fast.push(run(
+            "faults::function::",
+            &manifest,
+            Some("replay"),
+            0,
+            16,
+            &model,
+            &one,
+        ));
+    }
+    println!();
+    println!(
+        "faults: examples/ticket-triage (2 success examples, 1 exchange each), function pass, replayed ({runs} runs each)"
+    );
+    println!("| Run | Wall median | Min | Max |");
+    println!("| --- | --- | --- | --- |");
+    for (name, times) in [
+        ("the examples' pass alone (peer)", &examples),
+        ("`faults::function::`, 14 faults", &all),
+        (
+            "`faults::function::`, `HOLON_FAULT=1:429` (2 faults)",
+            &fast,
+        ),
+    ] {
+        println!(
+            "| {name} | {} | {} | {} |",
+            ms(median(times)),
+            ms(min(times)),
+            ms(max(times))
+        );
+    }
+    println!(
+        "ratios: the 14 faults take {:.1}x the examples' pass; one fast fault a call adds {:.1} ms to a process that takes {}",
+        median(&all).as_secs_f64() / median(&examples).as_secs_f64(),
+        (median(&fast).as_secs_f64() - median(&examples).as_secs_f64()) * 1000.0 / 2.0,
+        ms(median(&examples))
     );
 }
 

@@ -160,7 +160,7 @@ fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
     assert_eq!(read(&manifest), reverted);
     let out = text(&rerun);
     assert!(
-        out.contains("left as it is (a crash, a timeout, an answer the gateway refuses or an undeclared code is never an example)"),
+        out.contains("left as it is (a crash, a timeout, an answer the gateway refuses, an undeclared code or a transient failure is never an example)"),
         "{out}"
     );
     assert!(

@@ -13,6 +13,7 @@ mod bless;
 mod check;
 mod concurrency;
 mod explore;
+mod faults;
 mod files;
 mod hardening;
 mod harness;

@@ -17,19 +17,26 @@ use crate::util::fake_model::{Behaviour, FakeModel};
 use crate::util::{BIN, CARGO_LIMIT, OutputWithin, RUN_LIMIT, root, text};
 
 /// The key the fake model wants; it must end up in no file.
-const KEY: &str = "sk-holon-test-7c1e4b9a2f";
+pub(super) const KEY: &str = "sk-holon-test-7c1e4b9a2f";
 
-fn model() -> FakeModel {
+pub(super) fn model() -> FakeModel {
     FakeModel::start(Behaviour {
         key: KEY.into(),
         delay: Duration::ZERO,
         vary: true,
+        rate_limited: false,
     })
 }
 
+/// One copy of the Rust agent at a time: every copy builds into the one scaffold target, where
+/// its test binary has the same name whatever the copy's folder, so two copies built at once
+/// would run each other's binary.
+static RUST_AGENT: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A copy of `examples/ticket-triage` in `dir` (its own package, depending on this checkout),
-/// without its recordings.
-fn rust_agent(dir: &Path) -> PathBuf {
+/// without its recordings, and the turn to use it (see [`RUST_AGENT`]), held until dropped.
+pub(super) fn rust_agent(dir: &Path) -> (PathBuf, std::sync::MutexGuard<'static, ()>) {
+    let turn = RUST_AGENT.lock().unwrap_or_else(|e| e.into_inner());
     let from = root().join("examples/ticket-triage");
     let to = dir.join("ticket-triage");
     for file in [
@@ -51,11 +58,11 @@ fn rust_agent(dir: &Path) -> PathBuf {
         )
         .replace("\n[lints]\nworkspace = true\n", "\n");
     std::fs::write(to.join("Cargo.toml"), manifest).expect("write Cargo.toml");
-    to
+    (to, turn)
 }
 
 /// The Python agent beside the example's manifest and `holon-test.toml`, in `dir`.
-fn python_agent(dir: &Path) -> PathBuf {
+pub(super) fn python_agent(dir: &Path) -> PathBuf {
     let to = dir.join("py-triage");
     std::fs::create_dir_all(&to).expect("mkdir");
     for (from, file) in [
@@ -69,7 +76,7 @@ fn python_agent(dir: &Path) -> PathBuf {
 }
 
 /// `cargo holon-test ARGS` in `agent`, the model's variables set or removed.
-fn run_rust(agent: &Path, args: &[&str], model: Option<&FakeModel>) -> Output {
+pub(super) fn run_rust(agent: &Path, args: &[&str], model: Option<&FakeModel>) -> Output {
     let mut command = cargo(agent);
     command.arg("holon-test").args(args);
     with_model(&mut command, model);
@@ -77,7 +84,12 @@ fn run_rust(agent: &Path, args: &[&str], model: Option<&FakeModel>) -> Output {
 }
 
 /// `cargo-holon-test --manifest holon.yaml --server-cmd "python3 agent.py" ARGS` in `agent`.
-fn run_python(agent: &Path, args: &[&str], model: Option<&FakeModel>, mode: &str) -> Output {
+pub(super) fn run_python(
+    agent: &Path,
+    args: &[&str],
+    model: Option<&FakeModel>,
+    mode: &str,
+) -> Output {
     let mut command = Command::new(BIN);
     command
         .current_dir(agent)
@@ -139,7 +151,7 @@ fn assert_no_key(dir: &Path) {
     }
 }
 
-fn recordings(agent: &Path) -> Vec<String> {
+pub(super) fn recordings(agent: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(agent.join("recordings"))
         .into_iter()
         .flatten()
@@ -177,7 +189,7 @@ fn passes_three_times(run: impl Fn() -> Output) {
 #[test]
 fn a_rust_agent_records_once_then_replays_offline_without_its_key() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let agent = rust_agent(dir.path());
+    let (agent, _turn) = rust_agent(dir.path());
     let mut model = model();
     // With the key and the model: the examples take the model's answers, the recordings are
     // written (one file per success example, one for explore), and the passes saw the same
@@ -200,11 +212,16 @@ fn a_rust_agent_records_once_then_replays_offline_without_its_key() {
     }
     // The model gone, no key: offline, exact, three times.
     model.stop();
-    passes_three_times(|| run_rust(&agent, &[], None));
+    // Replay is exact: the fault trials have tests of their own (`faults.rs`).
+    passes_three_times(|| run_rust(&agent, &["--faults", "off"], None));
     // The agent keeps one `reqwest::Client` in a `OnceLock`: on the run's one runtime, every
     // call of every pass and of explore gets through it, whatever the worker count.
     for threads in ["1", "2", "4", "8"] {
-        let out = run_rust(&agent, &["--", "--test-threads", threads], None);
+        let out = run_rust(
+            &agent,
+            &["--faults", "off", "--", "--test-threads", threads],
+            None,
+        );
         let all = text(&out);
         assert_eq!(
             out.status.code(),
@@ -287,7 +304,7 @@ fn a_python_agent_with_the_openai_sdk_records_once_then_replays_offline() {
     assert!(outage.contains("\"sse\": ["), "{outage}");
     assert_no_key(&agent);
     model.stop();
-    passes_three_times(|| run_python(&agent, &[], None, "ok"));
+    passes_three_times(|| run_python(&agent, &["--faults", "off"], None, "ok"));
     // The failure names the command of this very run.
     let code = std::fs::read_to_string(agent.join("agent.py")).expect("agent.py");
     std::fs::write(

@@ -65,6 +65,12 @@ struct Cli {
     /// `live` the real services, writing nothing [default: replay, or `HOLON_UPSTREAM`].
     #[arg(long, value_name = "MODE", value_parser = command::parse_mode)]
     upstream: Option<command::UpstreamMode>,
+    /// Whether the fault trials run: every success example replayed with each recorded
+    /// upstream exchange failing in turn (429, 500, 503, a reset, a cut body, HTML, no answer)
+    /// [default: on when upstreams are recorded, or `HOLON_FAULTS`]; `HOLON_FAULT=1:429` plays
+    /// one fault only.
+    #[arg(long, value_name = "on|off", value_parser = command::parse_switch)]
+    faults: Option<bool>,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -216,8 +222,8 @@ fn run_tests(cli: &Cli) -> u8 {
             };
             let replay = format!(
                 "cargo holon-test --manifest {} --server-cmd {}",
-                shell_quote(&manifest.display().to_string()),
-                shell_quote(server)
+                command::shell_quote(&manifest.display().to_string()),
+                command::shell_quote(server)
             );
             let given = CommandLine {
                 startup: cli.startup_timeout.map(std::time::Duration::from_secs_f64),
@@ -228,6 +234,8 @@ fn run_tests(cli: &Cli) -> u8 {
                 explore_seed: cli.explore_seed,
                 explore_differential: None,
                 upstream: cli.upstream,
+                faults: cli.faults,
+                fault: None,
             };
             // The warnings were printed above.
             command::run_server_command(&manifest, server.clone(), given, replay, &args)
@@ -288,6 +296,9 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
         }
         if let Some(mode) = cli.upstream {
             c.env(command::UPSTREAM_VAR, mode.name());
+        }
+        if let Some(on) = cli.faults {
+            c.env(command::FAULTS_VAR, if on { "1" } else { "0" });
         }
     };
     let mut build = std::process::Command::new(&cargo);
@@ -437,17 +448,4 @@ fn stdout(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-}
-
-/// A word for `sh`, quoted only when it needs to be.
-fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@%+,".contains(&b));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }

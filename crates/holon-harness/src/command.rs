@@ -20,8 +20,13 @@ pub use crate::settings::{
 };
 pub use crate::upstream::{MODE_VAR as UPSTREAM_VAR, Mode as UpstreamMode, parse_mode};
 
-pub use crate::provenance::checks;
-pub use crate::settings::CHECKS_SHOWN;
+pub use crate::settings::{CHECKS_SHOWN, FAULTS_VAR, parse_switch, shell_quote};
+
+/// The checks a test run starts with, as the command line prints them before the run: the
+/// warnings the fault trials may answer are held back, and the run prints them after.
+pub fn checks(path: &Path) -> Report {
+    crate::faults::checks(path).0
+}
 
 /// The settings a command line gave: they win over the environment and the harness's own.
 pub type CommandLine = Layer;

@@ -22,7 +22,8 @@ use super::verdict;
 use crate::bless::{Collector, Pass};
 use crate::context::Run;
 use crate::explore::Reply;
-use crate::upstream::{Entered, Scope, Side, Trouble, Upstreams};
+use crate::upstream::fault::{Faulted, Plant};
+use crate::upstream::{Entered, Mode, Scope, Side, Trouble, Upstreams};
 use holon_core::gateway::{Answer, Ended, Status};
 use holon_runtime::{Agent, Ctx, Runner};
 
@@ -65,6 +66,7 @@ pub fn trials(run: &Run, agent: Arc<dyn Agent>, workers: usize) -> (Vec<Trial>, 
         retries: Retries::default(),
         bless: run.bless.clone(),
         upstreams: run.upstreams.clone(),
+        upstream_failures: Mutex::new(HashMap::new()),
     });
     let trials = (run.manifest.examples.iter().enumerate())
         .map(|(index, example)| {
@@ -99,6 +101,8 @@ pub struct Flight {
     retries: Retries,
     bless: Option<Arc<Collector>>,
     upstreams: Option<Arc<Upstreams>>,
+    /// The first failure of a real upstream each example's call saw (live), for `--bless`.
+    upstream_failures: Mutex<HashMap<usize, String>>,
 }
 
 #[derive(Default)]
@@ -196,9 +200,16 @@ impl Flight {
         };
         let got = Answer::from(answer);
         if let Some(bless) = &self.bless {
-            bless.observe(Pass::Function, manifest.gateway(), example, &got);
+            let failure = (self.upstream_failures.lock().ok()).and_then(|mut f| f.remove(&index));
+            bless.observe(
+                Pass::Function,
+                manifest.gateway(),
+                example,
+                &got,
+                failure.as_deref(),
+            );
         }
-        let live = self.upstreams.as_ref().is_some_and(|u| !u.serial());
+        let live = (self.upstreams.as_ref()).is_some_and(|u| u.mode() == Mode::Live);
         verdict::judge_as(manifest.gateway(), example, got, live, "function")
     }
 
@@ -344,6 +355,11 @@ impl Flight {
         let Some(running) = state.running.remove(&index) else {
             return;
         };
+        if let Some(why) = running.entered.as_ref().and_then(Entered::upstream_failure)
+            && let Ok(mut failures) = self.upstream_failures.lock()
+        {
+            failures.insert(index, why);
+        }
         let answer = match (&running.entered, &self.upstreams) {
             (Some(entered), Some(upstreams)) => match entered.trouble(upstreams.refresh()) {
                 Some(Trouble::Unrecorded(report) | Trouble::Upstream(report)) => Err(report),
@@ -481,29 +497,64 @@ impl Explore {
 
     /// Several cases in flight together: the replies, in the inputs' order.
     pub fn all(&self, inputs: &[Value]) -> Vec<Reply> {
+        let (replies, entered) = self.run(inputs, Scope::Explore, None);
+        let trouble = match (entered, &self.upstreams) {
+            (Some(entered), Some(u)) => entered.trouble(u.refresh()),
+            _ => None,
+        };
+        replies
+            .into_iter()
+            .map(|r| match (&trouble, r) {
+                (Some(Trouble::Upstream(why)), _) => Reply::Upstream(why.clone()),
+                (Some(Trouble::Unrecorded(_)), _) => Reply::Unrecorded,
+                (None, reply) => Reply::Answer(reply),
+            })
+            .collect()
+    }
+
+    /// Example `scope`'s input with `plant` failing one of its upstream requests: a fault
+    /// trial's call.
+    pub fn faulted(&self, input: &Value, scope: Scope, plant: Plant) -> Faulted {
+        let (answers, entered) = self.run(std::slice::from_ref(input), scope, Some(plant));
+        let answer = answers.into_iter().next().unwrap_or(Answer::Unreachable(
+            "the function's worker could not run the call".into(),
+        ));
+        match entered {
+            Some(entered) => entered.faulted(answer),
+            None => Faulted {
+                answer,
+                played: false,
+                misses: Vec::new(),
+            },
+        }
+    }
+
+    /// Runs `inputs` as calls of `scope` (one turn on the upstreams for them all), up to the
+    /// concurrency at once: their answers in order, and the turn, whose verdict is the
+    /// caller's to read.
+    fn run(
+        &self,
+        inputs: &[Value],
+        scope: Scope,
+        plant: Option<Plant>,
+    ) -> (Vec<Answer>, Option<Entered>) {
+        let unrun = || Answer::Unreachable("the function's worker could not run the call".into());
         let Some(runtime) = &self.runtime else {
-            return (inputs.iter())
-                .map(|_| {
-                    Reply::Answer(Answer::Unreachable(
-                        "the function pass has no runtime".into(),
-                    ))
-                })
-                .collect();
+            let none = || Answer::Unreachable("the function pass has no runtime".into());
+            return (inputs.iter().map(|_| none()).collect(), None);
         };
         let limit = self.runner.manifest().runtime.limits.timeout();
-        let (tx, rx) = mpsc::channel::<(usize, Reply)>();
+        let (tx, rx) = mpsc::channel::<(usize, Answer)>();
         let started = Arc::new(Mutex::new(vec![None::<Instant>; inputs.len()]));
         let permits = Arc::new(tokio::sync::Semaphore::new(self.concurrency));
-        // One turn on the upstreams for the batch, or each case's own when alone.
         let turn = Arc::new(tokio::sync::Mutex::new(None::<Entered>));
         let upstreams = self.upstreams.clone();
-        let refresh = upstreams.as_ref().map(|u| u.refresh().to_string());
         runtime.spawn({
             let (runner, started, turn) = (self.runner.clone(), started.clone(), turn.clone());
             let inputs = inputs.to_vec();
             async move {
                 if let Some(u) = &upstreams {
-                    *turn.lock().await = Some(u.enter(Side::Function, Scope::Explore).await);
+                    *turn.lock().await = Some(u.enter_with(Side::Function, scope, plant).await);
                 }
                 let mut tasks = tokio::task::JoinSet::new();
                 for (i, input) in inputs.into_iter().enumerate() {
@@ -519,21 +570,21 @@ impl Explore {
                         }
                         let answer = run_one(&runner, input).await;
                         drop(permit);
-                        let _ = tx.send((i, Reply::Answer(Answer::from(answer))));
+                        let _ = tx.send((i, Answer::from(answer)));
                     });
                 }
                 while tasks.join_next().await.is_some() {}
             }
         });
-        let mut replies: Vec<Option<Reply>> = vec![None; inputs.len()];
+        let mut answers: Vec<Option<Answer>> = vec![None; inputs.len()];
         let mut left = inputs.len();
         while left > 0 {
             match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok((i, reply)) => {
-                    if let Some(slot) = replies.get_mut(i)
+                Ok((i, answer)) => {
+                    if let Some(slot) = answers.get_mut(i)
                         && slot.is_none()
                     {
-                        *slot = Some(reply);
+                        *slot = Some(answer);
                         left -= 1;
                     }
                 }
@@ -544,32 +595,23 @@ impl Explore {
                     for (i, start) in starts.iter().enumerate() {
                         let stuck =
                             start.is_some_and(|s| now.duration_since(s) > limit + BLOCKED_GRACE);
-                        if let (true, Some(slot @ None)) = (stuck, replies.get_mut(i)) {
-                            *slot = Some(Reply::Answer(Answer::from(Err(Ended::new(
+                        if let (true, Some(slot @ None)) = (stuck, answers.get_mut(i)) {
+                            *slot = Some(Answer::from(Err(Ended::new(
                                 Status::Timeout,
                                 format!("{}; its thread is abandoned", blocked(limit)),
-                            )))));
+                            ))));
                             left -= 1;
                         }
                     }
                 }
             }
         }
-        let trouble = match (turn.try_lock(), &refresh) {
-            (Ok(mut entered), Some(refresh)) => entered.take().and_then(|e| e.trouble(refresh)),
-            _ => None,
-        };
-        replies
+        let entered = turn.try_lock().ok().and_then(|mut e| e.take());
+        let answers = answers
             .into_iter()
-            .map(|r| match (&trouble, r) {
-                (Some(Trouble::Upstream(why)), _) => Reply::Upstream(why.clone()),
-                (Some(Trouble::Unrecorded(_)), _) => Reply::Unrecorded,
-                (None, Some(reply)) => reply,
-                (None, None) => Reply::Answer(Answer::Unreachable(
-                    "the function's worker could not run the call".into(),
-                )),
-            })
-            .collect()
+            .map(|a| a.unwrap_or_else(unrun))
+            .collect();
+        (answers, entered)
     }
 }
 

@@ -24,6 +24,7 @@ mod compare;
 mod context;
 pub mod exit;
 mod explore;
+mod faults;
 mod files;
 mod flight;
 mod function;
@@ -184,6 +185,14 @@ impl Harness {
         self
     }
 
+    /// Whether the `faults::` trials run (default on, when `holon-test.toml` declares upstreams
+    /// and they are replayed): every success example with each recorded upstream exchange
+    /// failing in turn. `HOLON_FAULTS` and `--faults` win over this.
+    pub fn faults(mut self, on: bool) -> Harness {
+        self.given.faults = Some(on);
+        self
+    }
+
     /// Runs with the process's own arguments (libtest's: filters, `--exact`, `--list`, ...).
     pub fn run(self) -> ExitCode {
         ExitCode::from(self.run_code(&Arguments::from_args()))
@@ -194,8 +203,8 @@ impl Harness {
     pub(crate) fn run_code(self, args: &Arguments) -> u8 {
         let started = std::time::Instant::now();
         tls::install_provider();
-        let run = match self.prepare(args) {
-            Ok(run) => Arc::new(run),
+        let (run, held) = match self.prepare(args) {
+            Ok((run, held)) => (Arc::new(run), held),
             Err(code) => return code,
         };
         let mut trials = Vec::new();
@@ -234,6 +243,22 @@ impl Harness {
             ));
         }
         let shared = self.mcp_trials(&run, args, &explorer, &reference, &mut trials);
+        let function = match (&reference, &self.agent) {
+            (Some(function), _) => Some(function.clone()),
+            (None, Some(agent)) => {
+                let runner = Arc::new(Runner::new(run.manifest.clone(), agent.clone()));
+                Some(Arc::new(function::Explore::new(&run, runner)))
+            }
+            (None, None) => None,
+        };
+        let faults = faults::Faults::trials(
+            &run,
+            function,
+            shared.clone(),
+            self.command(),
+            |name| runs(args, name),
+            &mut trials,
+        );
         let conclusion = libtest_mimic::run(args, trials);
         if process::stopping() {
             // A signal is ending the process with its own code (130, 143): servers stopping
@@ -242,16 +267,32 @@ impl Harness {
                 std::thread::park();
             }
         }
+        if !args.list {
+            match &faults {
+                Some(faults) => faults.conclude(held, use_color(args)),
+                None => faults::print_deferred(held, &Default::default(), use_color(args)),
+            }
+        }
         self.conclude(&run, args, &conclusion, flight, shared, started)
+    }
+
+    /// The command that runs these tests: `cargo holon-test`, or the `--server-cmd` line.
+    fn command(&self) -> String {
+        match &self.replay {
+            Some(line) => line.clone(),
+            None => "cargo holon-test".to_string(),
+        }
     }
 
     /// The checks (printed when they refuse, or warn and were not shown yet), then the settings
     /// of the run; the exit code when the run cannot go on.
-    fn prepare(&self, args: &Arguments) -> Result<Run, u8> {
-        let report = if self.checks_shown {
-            check::check_file(&self.manifest)
+    fn prepare(&self, args: &Arguments) -> Result<(Run, check::Report), u8> {
+        let (report, held) = if self.checks_shown {
+            let mut report = check::check_file(&self.manifest);
+            let held = faults::hold_back(&mut report);
+            (report, held)
         } else {
-            provenance::checks(&self.manifest)
+            faults::checks(&self.manifest)
         };
         if !report.accepted() || (report.warnings() > 0 && !self.checks_shown) {
             eprint!("{}", check::render_human(&report, use_color(args)));
@@ -283,10 +324,7 @@ impl Harness {
                     // The real model's answers vary from call to call.
                     settings.explore.differential = false;
                 }
-                let command = match &self.replay {
-                    Some(line) => line.clone(),
-                    None => "cargo holon-test".to_string(),
-                };
+                let command = self.command();
                 let start = upstream::Start {
                     manifest: &manifest,
                     config,
@@ -294,6 +332,7 @@ impl Harness {
                     function: self.agent.is_some(),
                     command,
                     seed: settings.explore.seed,
+                    bless: settings.bless,
                 };
                 let mut upstreams = upstream::Upstreams::start(start).map_err(refuse)?;
                 if let Some(seed) = upstreams.recorded_seed()
@@ -317,7 +356,7 @@ impl Harness {
         let bless = settings
             .bless
             .then(|| Arc::new(bless::Collector::default()));
-        Ok(Run {
+        let run = Run {
             manifest,
             settings,
             records: Arc::new(Records::default()),
@@ -325,7 +364,8 @@ impl Harness {
             lines,
             upstreams,
             functions,
-        })
+        };
+        Ok((run, held))
     }
 
     /// The `function::<example>` trials, and the flight that makes their calls ahead of them.

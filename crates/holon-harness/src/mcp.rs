@@ -1,8 +1,9 @@
 //! The MCP pass: one server process shared by the trials of this process, `tools/list`, then
 //! every example through `tools/call`, up to N calls in flight at once (see `flight`).
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
@@ -18,7 +19,8 @@ use super::verdict;
 use crate::bless::{Collector, Pass};
 use crate::context::Run;
 use crate::explore::Reply;
-use crate::upstream::{Entered, Scope, Side, Trouble, Upstreams};
+use crate::upstream::fault::{Faulted, Plant};
+use crate::upstream::{Entered, Mode, Scope, Side, Trouble, Upstreams};
 use holon_core::gateway::{Answer, Status};
 use holon_core::json::equal as json_eq;
 use holon_core::manifest::{Expect, Manifest};
@@ -48,6 +50,8 @@ pub struct Shared {
     /// The server's variables, beside `PORT` and `HOST`.
     env: Vec<(String, String)>,
     upstreams: Option<Arc<Upstreams>>,
+    /// The first failure of a real upstream each example's call saw (live), for `--bless`.
+    upstream_failures: Mutex<HashMap<usize, String>>,
 }
 
 struct Live {
@@ -84,6 +88,7 @@ impl Shared {
             bless: run.bless.clone(),
             env,
             upstreams: run.upstreams.clone(),
+            upstream_failures: Mutex::new(HashMap::new()),
         }
     }
 
@@ -210,9 +215,16 @@ impl Shared {
         let example = (self.manifest.examples.get(index))
             .ok_or_else(|| format!("the manifest has no example {index}"))?;
         if let Some(bless) = &self.bless {
-            bless.observe(Pass::Mcp, self.manifest.gateway(), example, &got);
+            let failure = (self.upstream_failures.lock().ok()).and_then(|mut f| f.remove(&index));
+            bless.observe(
+                Pass::Mcp,
+                self.manifest.gateway(),
+                example,
+                &got,
+                failure.as_deref(),
+            );
         }
-        let live = self.upstreams.as_ref().is_some_and(|u| !u.serial());
+        let live = (self.upstreams.as_ref()).is_some_and(|u| u.mode() == Mode::Live);
         verdict::judge_as(self.manifest.gateway(), example, got, live, "mcp")
     }
 
@@ -235,6 +247,28 @@ impl Shared {
     }
 
     /// What an explore case came back with, its upstreams considered.
+    /// Example `scope`'s input through the server with `plant` failing one of its upstream
+    /// requests: a fault trial's call.
+    pub fn faulted(&self, input: &Value, scope: Scope, plant: Plant) -> Faulted {
+        let unplayed = |answer| Faulted {
+            answer,
+            played: false,
+            misses: Vec::new(),
+        };
+        let live = match self.live() {
+            Ok(live) => live,
+            Err(why) => return unplayed(Answer::Unreachable(why)),
+        };
+        let Some(upstreams) = &self.upstreams else {
+            return unplayed(Answer::Unreachable("no upstream is declared".into()));
+        };
+        live.runtime.block_on(async {
+            let entered = upstreams.enter_with(Side::Server, scope, Some(plant)).await;
+            let answer = self.send(input).await.0;
+            entered.faulted(answer)
+        })
+    }
+
     fn reply(&self, entered: Option<&Entered>, answer: Answer) -> Reply {
         let trouble = match (entered, &self.upstreams) {
             (Some(entered), Some(u)) => entered.trouble(u.refresh()),
@@ -410,6 +444,11 @@ impl Shared {
             .enter(Side::Server, Scope::Example(example.name.clone()))
             .await;
         let (answer, failed) = self.send(&example.input).await;
+        if let Some(why) = entered.upstream_failure()
+            && let Ok(mut failures) = self.upstream_failures.lock()
+        {
+            failures.insert(index, why);
+        }
         match entered.trouble(upstreams.refresh()) {
             Some(Trouble::Unrecorded(why) | Trouble::Upstream(why)) => (Err(why), None),
             None => (Ok(answer), failed),

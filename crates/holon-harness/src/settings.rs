@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::explore;
+use crate::upstream::fault::{self, Only};
 use crate::upstream::{self, Mode};
 
 /// Set by `cargo holon-test` for the test target it runs: the publish checks' warnings (and
@@ -25,6 +26,8 @@ pub const CONCURRENCY_VAR: &str = "HOLON_CONCURRENCY";
 pub const EXPLORE_CASES_VAR: &str = "HOLON_EXPLORE_CASES";
 /// `--explore-seed`.
 pub const EXPLORE_SEED_VAR: &str = "HOLON_EXPLORE_SEED";
+/// `--faults`: `0` turns the fault trials off.
+pub const FAULTS_VAR: &str = "HOLON_FAULTS";
 
 /// Calls in flight at once when nothing else is said.
 pub const DEFAULT_CONCURRENCY: usize = 16;
@@ -64,6 +67,10 @@ pub struct Layer {
     pub explore_differential: Option<bool>,
     /// Where the upstreams' answers come from.
     pub upstream: Option<Mode>,
+    /// Whether the fault trials run.
+    pub faults: Option<bool>,
+    /// The one fault to play (`HOLON_FAULT`).
+    pub fault: Option<Only>,
 }
 
 impl Layer {
@@ -100,6 +107,8 @@ impl Layer {
                 var(upstream::MODE_VAR)?,
                 upstream::parse_mode,
             )?,
+            faults: parsed(FAULTS_VAR, var(FAULTS_VAR)?, parse_switch)?,
+            fault: parsed(fault::ONE_VAR, var(fault::ONE_VAR)?, fault::parse_only)?,
         })
     }
 
@@ -114,6 +123,8 @@ impl Layer {
             explore_seed: self.explore_seed.or(lower.explore_seed),
             explore_differential: self.explore_differential.or(lower.explore_differential),
             upstream: self.upstream.or(lower.upstream),
+            faults: self.faults.or(lower.faults),
+            fault: self.fault.or(lower.fault),
         }
     }
 }
@@ -133,6 +144,10 @@ pub struct Settings {
     pub explore: explore::Settings,
     /// Where the upstreams' answers come from, when `holon-test.toml` declares any.
     pub upstream: Mode,
+    /// Whether the fault trials run (when upstreams are recorded and replayed).
+    pub faults: bool,
+    /// The one fault to play, when `HOLON_FAULT` names one.
+    pub fault: Option<Only>,
 }
 
 /// The settings of a run on the manifest at `path`: `command_line` over the environment over
@@ -192,7 +207,31 @@ fn resolve_layers(
             replay,
         },
         upstream: given.upstream.unwrap_or(Mode::Replay),
+        faults: given.faults.unwrap_or(true),
+        fault: given.fault,
     })
+}
+
+/// A word for `sh`, quoted only when it needs to be.
+pub fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@%+,".contains(&b));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// `on` or `off` (`1` or `0`).
+pub fn parse_switch(text: &str) -> Result<bool, String> {
+    match text.trim() {
+        "on" | "1" => Ok(true),
+        "off" | "0" => Ok(false),
+        other => Err(format!("is `on` or `off` (`1` or `0`), not `{other}`")),
+    }
 }
 
 /// Seconds above 0, fractions allowed.
@@ -272,6 +311,11 @@ mod tests {
             explore_seed: Some(n as u64),
             explore_differential: Some(on),
             upstream: Some([Mode::Replay, Mode::Record, Mode::Live][n - 1]),
+            faults: Some(on),
+            fault: Some(Only {
+                exchange: n,
+                fault: fault::Fault::Reset,
+            }),
         };
         let (command_line, environment, harness) = (all(1, true), all(2, false), all(3, true));
         let settings = |c: &Layer, e: &Layer, h: &Layer| {
@@ -291,11 +335,14 @@ mod tests {
             assert_eq!(s.concurrency, n);
             assert_eq!((s.explore.cases, s.explore.seed), (n as u32, n as u64));
             assert_eq!(s.upstream, [Mode::Replay, Mode::Record, Mode::Live][n - 1]);
+            assert_eq!(s.faults, on);
+            assert_eq!(s.fault.map(|f| f.exchange), Some(n));
         }
         let defaults = settings(&Layer::default(), &Layer::default(), &Layer::default());
         assert_eq!(defaults.startup, DEFAULT_STARTUP);
         assert_eq!(defaults.concurrency, DEFAULT_CONCURRENCY);
         assert!(!defaults.bless && defaults.explore.differential);
+        assert!(defaults.faults && defaults.fault.is_none());
     }
 
     #[test]
@@ -312,6 +359,8 @@ mod tests {
         assert_eq!(layer.startup, Some(Duration::from_millis(500)));
         assert_eq!(layer.junit, Some(PathBuf::from("out.xml")));
         assert_eq!(env(&[(BLESS_VAR, "0")]).expect("off").bless, Some(false));
+        assert_eq!(env(&[(FAULTS_VAR, "0")]).expect("off").faults, Some(false));
+        assert_eq!(env(&[(FAULTS_VAR, "on")]).expect("on").faults, Some(true));
         assert_eq!(
             env(&[(CONCURRENCY_VAR, " ")]).expect("empty").concurrency,
             None
@@ -321,6 +370,8 @@ mod tests {
             (STARTUP_VAR, "soon"),
             (EXPLORE_CASES_VAR, "-1"),
             (EXPLORE_SEED_VAR, "x"),
+            (FAULTS_VAR, "no"),
+            (fault::ONE_VAR, "1:teapot"),
         ] {
             let e = env(&[(name, bad)]).expect_err(bad);
             assert!(e.starts_with(&format!("`{name}={bad}`")), "{e}");

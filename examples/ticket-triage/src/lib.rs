@@ -4,6 +4,7 @@
 //! `OPENAI_API_KEY`: under `cargo holon-test` the first points at the harness's recordings.
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use holon_kit::{Ctx, Failure};
 use serde::{Deserialize, Serialize};
@@ -29,12 +30,19 @@ pub struct Output {
 const PROMPT: &str = "You triage support tickets. Answer with a JSON object and nothing else: \
 {\"priority\": \"low\" | \"medium\" | \"high\", \"summary\": one line of at most 200 characters}.";
 
+/// How long the model may stay silent (before its answer starts, or between two streamed
+/// chunks) before the call gives up and answers `upstream_unavailable`: well inside
+/// `timeout_s`, so a stalled model costs the caller a declared failure, never a `timeout`.
+const STALL: Duration = Duration::from_secs(5);
+
 /// The one client of the process: its connections are kept across calls.
 fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
     CLIENT.get_or_init(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();
         reqwest::Client::builder()
+            .connect_timeout(STALL)
+            .read_timeout(STALL)
             .build()
             .unwrap_or_else(|_| reqwest::Client::new())
     })

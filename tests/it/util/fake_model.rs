@@ -31,6 +31,9 @@ pub struct Behaviour {
     /// Whether the wording varies from call to call, as a model's does (the benchmarks want
     /// the same answer for the same question).
     pub vary: bool,
+    /// Whether every call is refused with HTTP 429 (`Retry-After: 1`), as a model over its
+    /// rate limit does.
+    pub rate_limited: bool,
 }
 
 /// A running fake model.
@@ -134,6 +137,16 @@ async fn answer(
             StatusCode::UNAUTHORIZED,
             &json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}}),
         );
+    }
+    if behaviour.rate_limited {
+        let mut limited = json_response(
+            StatusCode::TOO_MANY_REQUESTS,
+            &json!({"error": {"message": "Rate limit reached for requests", "type": "requests", "code": "rate_limit_exceeded"}}),
+        );
+        limited
+            .headers_mut()
+            .insert("retry-after", "1".parse().expect("a header"));
+        return limited;
     }
     if path != "/chat/completions" {
         return json_response(

@@ -74,6 +74,21 @@ impl Report {
             .filter(|d| d.severity == Severity::Warning)
             .count()
     }
+
+    /// Moves the diagnostics `take` picks out of this report, into a report of the same file
+    /// (which refuses nothing it did not refuse here, and carries no manifest).
+    pub fn split_off(&mut self, take: impl Fn(&Diagnostic) -> bool) -> Report {
+        let (taken, kept) = std::mem::take(&mut self.diagnostics)
+            .into_iter()
+            .partition(|d| take(d));
+        self.diagnostics = kept;
+        Report {
+            path: self.path.clone(),
+            source: self.source.clone(),
+            diagnostics: taken,
+            manifest: None,
+        }
+    }
 }
 
 /// The checked manifest a report accepted, or the report that refused it: the one way to a

@@ -52,12 +52,37 @@ impl Collector {
         }
     }
 
-    /// A pass judged this answer for this example.
-    pub(crate) fn observe(&self, pass: Pass, gateway: &Gateway, example: &Example, got: &Answer) {
+    /// A pass judged this answer for this example; `upstream_failure` is the first failure of
+    /// a real upstream the call saw (live), if any. A transient failure is never written: not a
+    /// code marked `retryable: true`, and not an error in place of an output while an upstream
+    /// failed.
+    pub(crate) fn observe(
+        &self,
+        pass: Pass,
+        gateway: &Gateway,
+        example: &Example,
+        got: &Answer,
+        upstream_failure: Option<&str>,
+    ) {
         let status = got.status(gateway);
         let answer = match (got, &status) {
             (Answer::Output(value), Status::Success) => Ok(Expect::Output(value.clone())),
-            (Answer::Failed { .. }, Status::Declared(code)) => Ok(Expect::Error(code.clone())),
+            (Answer::Failed { .. }, Status::Declared(code))
+                if gateway.declared(code).is_some_and(|d| d.retryable) =>
+            {
+                Err(format!(
+                    "`{code}` is marked `retryable: true`: a transient failure is never an example{}",
+                    upstream_failure.map_or(String::new(), |why| format!(" ({why})"))
+                ))
+            }
+            (Answer::Failed { .. }, Status::Declared(code)) => {
+                match (upstream_failure, &example.expect) {
+                    (Some(why), Expect::Output(_)) => Err(format!(
+                        "`{code}` answered while an upstream failed ({why}): an output is never replaced by an error an upstream's failure caused"
+                    )),
+                    _ => Ok(Expect::Error(code.clone())),
+                }
+            }
             _ => Err(format!(
                 "{}: {}",
                 status.code(),

@@ -2,7 +2,9 @@
 //! The passes report what they saw (`collect`); after the run, every example whose answer
 //! differs is rewritten (`rewrite`, over the node spans of `layout`, values written by
 //! `emit`) and the file replaced safely (`write`). A crash, a timeout, an answer the gateway
-//! refuses, an undeclared code or two passes that disagree are never written.
+//! refuses, an undeclared code or two passes that disagree are never written; nor is a
+//! transient failure: a code marked `retryable: true`, or an error where the example has an
+//! output while an upstream of the call failed.
 
 mod collect;
 mod emit;
@@ -36,7 +38,7 @@ pub(crate) fn finish(path: &Path, manifest: &Manifest, seen: &Collector, failed:
     };
     if !left.is_empty() {
         eprintln!(
-            "\nbless: left as {} (a crash, a timeout, an answer the gateway refuses or an undeclared code is never an example):",
+            "\nbless: left as {} (a crash, a timeout, an answer the gateway refuses, an undeclared code or a transient failure is never an example):",
             if left.len() == 1 { "it is" } else { "they are" }
         );
         for (name, why) in &left {

@@ -342,7 +342,12 @@ impl Explorer {
         }
         eprintln!("{}", tally.line(name, manifest, plan.refused));
         let Some((case, outcome)) = found else {
-            return Ok(());
+            return match tally.only_failures(manifest) {
+                Some(reached) => Err(format!(
+                    "no case succeeded, while the examples show successes: the agent answers only failures ({reached}), and some are transient (`retryable: true`): is the upstream reachable? An agent whose model or API cannot be reached fails every call; declare the upstream in `holon-test.toml` and record it (`cargo holon-test --upstream record`), or give a live run its key and URL"
+                )),
+                None => Ok(()),
+            };
         };
         let shrunk = shrink::shrink(
             case.input.clone(),

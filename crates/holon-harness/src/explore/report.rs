@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use super::shrink::Shrunk;
 use super::{Case, Origin};
-use holon_core::manifest::Manifest;
+use holon_core::gateway::Status;
+use holon_core::manifest::{Expect, Manifest};
 
 /// Longest input printed in full; a longer one is written to a file the report names.
 const PRINTED: usize = 4096;
@@ -168,6 +169,14 @@ fn write_string(out: &mut String, s: &str) {
     }
 }
 
+/// Whether `code` is declared `retryable: true`.
+fn retryable(manifest: &Manifest, code: &str) -> bool {
+    manifest
+        .gateway()
+        .declared(code)
+        .is_some_and(|d| d.retryable)
+}
+
 /// What a trial's cases reached.
 #[derive(Default)]
 pub struct Tally {
@@ -182,10 +191,32 @@ pub struct Tally {
 }
 
 impl Tally {
-    /// One line: the cases, the statuses they reached, the declared codes none reached.
+    /// When no case succeeded, some ended in a code marked `retryable: true`, and an example
+    /// shows a success: what the cases reached, in words. An agent whose upstream cannot be
+    /// reached answers like this; one that refuses most generated inputs does not.
+    pub fn only_failures(&self, manifest: &Manifest) -> Option<String> {
+        let succeeded = self.statuses.contains_key(Status::Success.code());
+        let transient = (self.statuses.keys()).any(|code| retryable(manifest, code));
+        let examples_succeed =
+            (manifest.examples.iter()).any(|e| matches!(e.expect, Expect::Output(_)));
+        (!succeeded && transient && examples_succeed).then(|| {
+            let reached: Vec<String> = (self.statuses.iter())
+                .map(|(code, n)| format!("{code} {n}"))
+                .collect();
+            reached.join(", ")
+        })
+    }
+
+    /// One line: the cases, the statuses they reached (those marked `retryable: true` apart:
+    /// transient, they say little of the agent), the declared codes none reached.
     pub fn line(&self, trial: &str, manifest: &Manifest, refused: usize) -> String {
-        let reached: Vec<String> = self
-            .statuses
+        let (transient, lasting): (Vec<_>, Vec<_>) =
+            (self.statuses.iter()).partition(|(code, _)| retryable(manifest, code));
+        let reached: Vec<String> = lasting
+            .iter()
+            .map(|(code, n)| format!("{code} {n}"))
+            .collect();
+        let transient: Vec<String> = transient
             .iter()
             .map(|(code, n)| format!("{code} {n}"))
             .collect();
@@ -207,6 +238,13 @@ impl Tally {
                 reached.join(", ")
             }
         );
+        if !transient.is_empty() {
+            let _ = write!(
+                line,
+                "; transient (`retryable: true`) {}",
+                transient.join(", ")
+            );
+        }
         if self.unrecorded > 0 {
             let _ = write!(
                 line,

@@ -9,12 +9,14 @@
 //! recording answers that example's requests, in the order they were made; explore's cases
 //! share one recording.
 
+pub mod fault;
 mod matching;
 mod proxy;
 pub mod recording;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -22,10 +24,11 @@ use holon_core::check::{self, Report};
 use holon_core::config::TestConfig;
 use holon_core::manifest::Manifest;
 
+use fault::Plant;
 use matching::Secrets;
 use proxy::Shared;
-pub use recording::Scope;
-use recording::{Recording, Request};
+use recording::Recording;
+pub use recording::{Request, Scope};
 
 /// The variable that sets the mode (`--upstream`).
 pub const MODE_VAR: &str = "HOLON_UPSTREAM";
@@ -101,12 +104,19 @@ impl<T> PerSide<T> {
 }
 
 /// One call on a pass, as the proxy attributes the requests it sees: what it is for, how many
-/// times it made each request, and what went wrong.
+/// times it made each request, what went wrong, and the fault planted in it.
 pub struct Call {
     scope: Scope,
     occurrences: Mutex<Vec<(Request, usize)>>,
     misses: Mutex<Vec<String>>,
+    /// The harness's own failures to get an answer (record): the call is not judged.
     failures: Mutex<Vec<String>>,
+    /// The real service's failures (live): the call is judged, but never blessed into an error.
+    upstream_failures: Mutex<Vec<String>>,
+    plant: Option<Plant>,
+    fired: AtomicBool,
+    /// Told when the call's verdict is in: a held answer is dropped then.
+    ended: Arc<tokio::sync::Notify>,
 }
 
 impl Call {
@@ -138,6 +148,16 @@ impl Call {
             f.push(report);
         }
     }
+
+    fn upstream_failed(&self, report: String) {
+        if let Ok(mut f) = self.upstream_failures.lock() {
+            f.push(report);
+        }
+    }
+
+    fn played(&self) {
+        self.fired.store(true, Ordering::SeqCst);
+    }
 }
 
 /// A call in flight on a pass: its requests are its own until this is dropped. Held by
@@ -160,6 +180,34 @@ pub enum Trouble {
 }
 
 impl Entered {
+    /// Whether the fault planted in this call was played (its request was made).
+    pub fn fault_played(&self) -> bool {
+        self.call.fired.load(Ordering::SeqCst)
+    }
+
+    /// The call's end, with `answer`: what a fault trial judges.
+    pub fn faulted(self, answer: holon_core::gateway::Answer) -> fault::Faulted {
+        fault::Faulted {
+            answer,
+            played: self.fault_played(),
+            misses: self.misses(),
+        }
+    }
+
+    /// The first failure of a real service this call saw (live: a 429, a 5xx, no connection).
+    pub fn upstream_failure(&self) -> Option<String> {
+        (self.call.upstream_failures.lock().ok()).and_then(|f| f.first().cloned())
+    }
+
+    /// The requests of this call no recording answered.
+    pub fn misses(&self) -> Vec<String> {
+        self.call
+            .misses
+            .lock()
+            .map(|m| m.clone())
+            .unwrap_or_default()
+    }
+
     /// What went wrong with this call's upstream requests, if anything.
     pub fn trouble(&self, refresh: &str) -> Option<Trouble> {
         let failures = self
@@ -189,6 +237,7 @@ impl Entered {
 
 impl Drop for Entered {
     fn drop(&mut self) {
+        self.call.ended.notify_one();
         if let Ok(mut current) = self.shared.current.get(self.side).lock()
             && current.as_ref().is_some_and(|c| Arc::ptr_eq(c, &self.call))
         {
@@ -213,6 +262,7 @@ pub struct Upstreams {
     calls: Mutex<usize>,
     /// Explore's seed in this run.
     seed: u64,
+    bless: bool,
 }
 
 /// What starting the upstreams needs from the run.
@@ -229,6 +279,9 @@ pub struct Start<'a> {
     pub command: String,
     /// Explore's seed, written beside explore's recordings.
     pub seed: u64,
+    /// Whether the run blesses: a live run then makes one call at a time, so that an upstream's
+    /// failure is known to be the call's.
+    pub bless: bool,
 }
 
 impl Upstreams {
@@ -243,6 +296,7 @@ impl Upstreams {
             function,
             command,
             seed,
+            bless,
         } = start;
         let folder = manifest.dir().join(recording::FOLDER);
         let names: Vec<String> = config.upstreams.iter().map(|u| u.name.clone()).collect();
@@ -348,6 +402,7 @@ impl Upstreams {
             refresh: refresh_command(&command),
             calls: Mutex::new(0),
             seed,
+            bless,
         })
     }
 
@@ -357,9 +412,9 @@ impl Upstreams {
     }
 
     /// Whether the example calls go one at a time, so that each upstream request is one
-    /// call's (replay and record).
+    /// call's (replay and record, and a live run that blesses).
     pub fn serial(&self) -> bool {
-        self.mode != Mode::Live
+        self.mode != Mode::Live || self.bless
     }
 
     /// The variables the server process is started with.
@@ -370,6 +425,22 @@ impl Upstreams {
     /// The command that refreshes the recordings.
     pub fn refresh(&self) -> &str {
         &self.refresh
+    }
+
+    /// The exchanges recorded for example `name`, in order: each one's upstream, request, and
+    /// how many times the call made that request before it (what a [`Plant`] names). `None`
+    /// when the example has no recording.
+    pub fn exchanges_of(&self, name: &str) -> Option<Vec<(String, Request, usize)>> {
+        let scope = Scope::Example(name.to_string());
+        let read = (self.shared.recorded.iter()).find(|r| r.recording.scope == scope)?;
+        let mut out: Vec<(String, Request, usize)> = Vec::new();
+        for x in &read.recording.exchanges {
+            let before = (out.iter())
+                .filter(|(u, r, _)| *u == x.upstream && matching::same(r, &x.request))
+                .count();
+            out.push((x.upstream.clone(), x.request.clone(), before));
+        }
+        Some(out)
     }
 
     /// Explore draws with `seed` in this run (what a record run writes beside its cases).
@@ -388,12 +459,21 @@ impl Upstreams {
 
     /// Makes `scope` the call in flight on `side`, once the call before it is done.
     pub async fn enter(&self, side: Side, scope: Scope) -> Entered {
+        self.enter_with(side, scope, None).await
+    }
+
+    /// [`enter`](Self::enter), with `plant` failing one of the call's requests.
+    pub async fn enter_with(&self, side: Side, scope: Scope, plant: Option<Plant>) -> Entered {
         let turn = self.turns.get(side).clone().lock_owned().await;
         let call = Arc::new(Call {
             scope,
             occurrences: Mutex::new(Vec::new()),
             misses: Mutex::new(Vec::new()),
             failures: Mutex::new(Vec::new()),
+            upstream_failures: Mutex::new(Vec::new()),
+            plant,
+            fired: AtomicBool::new(false),
+            ended: Arc::new(tokio::sync::Notify::new()),
         });
         if let Ok(mut current) = self.shared.current.get(side).lock() {
             *current = Some(call.clone());
@@ -550,9 +630,10 @@ impl Upstreams {
         fresh
             .iter()
             .filter(|(_, slots)| {
-                slots
-                    .iter()
-                    .any(|s| matches!(s.answer.get(), Some(Err(_)) | None))
+                slots.iter().any(|s| match s.answer.get() {
+                    Some(Ok(response)) => proxy::transient(response.status),
+                    Some(Err(_)) | None => true,
+                })
             })
             .map(|(scope, _)| scope.clone())
             .collect()

@@ -4,11 +4,10 @@
 //! answered, or not), and counts what it saw.
 
 use std::collections::HashMap;
-use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::server::conn::http1;
@@ -16,6 +15,7 @@ use hyper::service::service_fn;
 use hyper::{Request as HttpRequest, Response as HttpResponse, StatusCode};
 use hyper_util::rt::TokioIo;
 
+use super::fault::{self, FaultyBody};
 use super::matching::{self, Secrets};
 use super::recording::{Body, Exchange, Read, Request, Response, Scope};
 use super::{Call, Mode, PerSide, Side};
@@ -89,7 +89,12 @@ pub(super) async fn serve(
         tokio::spawn(async move {
             let service = service_fn(move |req| {
                 let (shared, upstream) = (shared.clone(), upstream.clone());
-                async move { Ok::<_, Infallible>(handle(&shared, side, &upstream, req).await) }
+                async move {
+                    // No response at all: the connection closes before any byte, as a reset.
+                    handle(&shared, side, &upstream, req)
+                        .await
+                        .ok_or_else(|| std::io::Error::other("the connection was reset on purpose"))
+                }
             });
             let _ = http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
@@ -103,15 +108,15 @@ async fn handle(
     side: Side,
     upstream: &str,
     req: HttpRequest<Incoming>,
-) -> HttpResponse<Full<Bytes>> {
+) -> Option<HttpResponse<FaultyBody>> {
     let (parts, body) = req.into_parts();
     let bytes = match Limited::new(body, MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(e) => {
-            return error(
+            return Some(error(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 &format!("the request body could not be read: {e}"),
-            );
+            ));
         }
     };
     let content_type = (parts.headers.get(CONTENT_TYPE))
@@ -142,7 +147,23 @@ async fn handle(
         Some(call) if matches!(call.scope, Scope::Example(_)) => call.occurrence(&request),
         _ => 0,
     };
-    match shared.mode {
+    if let Some(call) = &call
+        && let Some(plant) = &call.plant
+        && plant.upstream == upstream
+        && plant.occurrence == occurrence
+        && matching::same(&plant.request, &request)
+    {
+        call.played();
+        let recorded = find(shared, upstream, &scope, &request, occurrence)
+            .map(|x| x.response.clone())
+            .unwrap_or(Response {
+                status: 200,
+                content_type: None,
+                body: Body::Empty,
+            });
+        return fault::play(plant.fault, &recorded, call.ended.clone(), shared.limit).await;
+    }
+    let answer = match shared.mode {
         Mode::Replay => replay(
             shared,
             upstream,
@@ -157,7 +178,19 @@ async fn handle(
             )
             .await;
             match answer {
-                Ok(response) => respond(&response, None),
+                Ok(response) => {
+                    if transient(response.status) {
+                        let message = format!(
+                            "upstream `{upstream}` answered HTTP {} while recording ({} {}): a transient failure is never recorded, so nothing is recorded for {}",
+                            response.status,
+                            raw.method,
+                            raw.path,
+                            scope.describe()
+                        );
+                        blame(shared, call.as_deref(), message);
+                    }
+                    respond(&response, None)
+                }
                 Err(why) => {
                     let message = format!(
                         "upstream `{upstream}` could not be reached while recording ({} {}): {why}; nothing is recorded for {}",
@@ -171,16 +204,35 @@ async fn handle(
             }
         }
         Mode::Live => match forward(shared, upstream, &parts, &bytes).await {
-            Ok((response, headers)) => respond(&response, Some(headers)),
+            Ok((response, headers)) => {
+                if transient(response.status)
+                    && let Some(call) = &call
+                {
+                    call.upstream_failed(format!(
+                        "upstream `{upstream}` answered HTTP {} ({} {})",
+                        response.status, raw.method, raw.path
+                    ));
+                }
+                respond(&response, Some(headers))
+            }
             Err(why) => {
                 let message = format!(
                     "upstream `{upstream}` could not be reached ({} {}): {why}",
                     raw.method, raw.path
                 );
+                if let Some(call) = &call {
+                    call.upstream_failed(message.clone());
+                }
                 error(StatusCode::BAD_GATEWAY, &message)
             }
         },
-    }
+    };
+    Some(answer)
+}
+
+/// A status a service answers on a bad day (a rate limit, an outage): never the contract.
+pub(super) fn transient(status: u16) -> bool {
+    status == 429 || status >= 500
 }
 
 /// A path and its query pairs, as sent.
@@ -199,6 +251,28 @@ fn split(path_and_query: &str) -> (String, Vec<(String, String)>) {
     (path.to_string(), pairs)
 }
 
+/// The recorded exchange that answers `request`: the `occurrence`-th of its scope's, else the
+/// same request recorded anywhere (a retry, or a request explore and an example share).
+fn find<'a>(
+    shared: &'a Shared,
+    upstream: &str,
+    scope: &Scope,
+    request: &Request,
+    occurrence: usize,
+) -> Option<&'a Exchange> {
+    let mut mine = shared
+        .recorded
+        .iter()
+        .filter(|r| r.recording.scope == *scope)
+        .flat_map(|r| r.recording.exchanges.iter())
+        .filter(|x| x.upstream == upstream && matching::same(&x.request, request));
+    mine.nth(occurrence).or_else(|| {
+        (shared.recorded.iter())
+            .flat_map(|r| r.recording.exchanges.iter())
+            .find(|x| x.upstream == upstream && matching::same(&x.request, request))
+    })
+}
+
 fn replay(
     shared: &Shared,
     upstream: &str,
@@ -206,20 +280,8 @@ fn replay(
     request: &Request,
     occurrence: usize,
     call: Option<&Call>,
-) -> HttpResponse<Full<Bytes>> {
-    let mut mine = shared
-        .recorded
-        .iter()
-        .filter(|r| r.recording.scope == *scope)
-        .flat_map(|r| r.recording.exchanges.iter())
-        .filter(|x| x.upstream == upstream && matching::same(&x.request, request));
-    let own = mine.nth(occurrence);
-    let found = own.or_else(|| {
-        (shared.recorded.iter())
-            .flat_map(|r| r.recording.exchanges.iter())
-            .find(|x| x.upstream == upstream && matching::same(&x.request, request))
-    });
-    if let Some(exchange) = found {
+) -> HttpResponse<FaultyBody> {
+    if let Some(exchange) = find(shared, upstream, scope, request, occurrence) {
         return respond(&exchange.response, None);
     }
     let report = no_recording(shared, upstream, scope, request);
@@ -411,8 +473,8 @@ fn blame(shared: &Shared, call: Option<&Call>, message: String) {
     }
 }
 
-fn respond(response: &Response, headers: Option<hyper::HeaderMap>) -> HttpResponse<Full<Bytes>> {
-    let mut out = HttpResponse::new(Full::new(Bytes::from(response.body.bytes())));
+fn respond(response: &Response, headers: Option<hyper::HeaderMap>) -> HttpResponse<FaultyBody> {
+    let mut out = HttpResponse::new(fault::full(Bytes::from(response.body.bytes())));
     *out.status_mut() = StatusCode::from_u16(response.status).unwrap_or(StatusCode::BAD_GATEWAY);
     if let Some(headers) = headers {
         out.headers_mut().extend(headers);
@@ -428,9 +490,9 @@ fn respond(response: &Response, headers: Option<hyper::HeaderMap>) -> HttpRespon
 }
 
 /// An answer of the proxy itself, as JSON an SDK can read as an error.
-fn error(status: StatusCode, message: &str) -> HttpResponse<Full<Bytes>> {
+fn error(status: StatusCode, message: &str) -> HttpResponse<FaultyBody> {
     let body = serde_json::json!({"error": {"message": message, "type": "holon_test", "code": "holon_test"}});
-    let mut out = HttpResponse::new(Full::new(Bytes::from(body.to_string())));
+    let mut out = HttpResponse::new(fault::full(Bytes::from(body.to_string())));
     *out.status_mut() = status;
     out.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));

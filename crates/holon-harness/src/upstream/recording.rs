@@ -319,6 +319,15 @@ pub struct Read {
     pub recording: Recording,
 }
 
+/// Whether `dir` holds any recording file.
+pub fn any_recorded(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "json"))
+    })
+}
+
 /// Every recording in `dir` (none when the folder does not exist), or the reports of the files
 /// that are refused. `upstreams` are the names `holon-test.toml` declares.
 pub fn read_all(dir: &Path, upstreams: &[String]) -> Result<Vec<Read>, Vec<Report>> {

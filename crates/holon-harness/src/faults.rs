@@ -1,0 +1,405 @@
+//! The fault trials, `faults::function::<example>` and `faults::mcp::<example>`: every success
+//! example replayed with one recorded upstream exchange at a time replaced by each
+//! [`Fault`], on both passes. A call under a fault must end as a paying caller can live with:
+//! a declared code, or the example's own output (the agent retried, and the retry got the
+//! recorded answer). Anything else fails the trial, one report per fault, each with the command
+//! that replays exactly that fault (`HOLON_FAULT=<exchange>:<fault>`).
+//!
+//! After the run, one coverage line per pass: the examples, the faults played, the codes they
+//! reached; and what the faults say of the declared codes no example shows.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use libtest_mimic::{Failed, Trial};
+use serde_json::Value;
+
+use crate::context::Run;
+use crate::upstream::fault::{Fault, Faulted, ONE_VAR, Only, Plant};
+use crate::upstream::{Request, Scope};
+use crate::{function, mcp};
+use holon_core::check::{self, Report};
+use holon_core::gateway::{Answer, Gateway, Status};
+use holon_core::json::equal as json_eq;
+use holon_core::manifest::{Example, Expect, Manifest};
+
+/// The lint the fault trials can answer: a declared code no example shows.
+const WITHOUT_EXAMPLE: &str = "error-without-example";
+
+/// Which pass a fault trial calls.
+#[derive(Clone)]
+enum Target {
+    Function(Arc<function::Explore>),
+    Server(Arc<mcp::Shared>),
+}
+
+impl Target {
+    fn pass(&self) -> &'static str {
+        match self {
+            Target::Function(_) => "function",
+            Target::Server(_) => "mcp",
+        }
+    }
+
+    fn call(&self, input: &Value, scope: Scope, plant: Plant) -> Faulted {
+        match self {
+            Target::Function(f) => f.faulted(input, scope, plant),
+            Target::Server(s) => s.faulted(input, scope, plant),
+        }
+    }
+}
+
+/// What one pass's fault trials reached.
+#[derive(Default)]
+struct Tally {
+    examples: usize,
+    faults: usize,
+    failed: usize,
+    /// Statuses reached, by code.
+    reached: BTreeMap<String, usize>,
+    /// The examples with no recorded exchange.
+    without: Vec<String>,
+    /// Faults that ended in a code marked `retryable: false`.
+    warnings: Vec<String>,
+    /// Declared codes reached, with the first trial and fault that reached each.
+    codes: BTreeMap<String, String>,
+}
+
+/// The fault trials of a run, and what they reached.
+pub struct Faults {
+    manifest: Arc<Manifest>,
+    /// The command that runs these tests (`cargo holon-test`, or the `--server-cmd` line).
+    command: String,
+    only: Option<Only>,
+    tallies: Mutex<BTreeMap<&'static str, Tally>>,
+}
+
+impl Faults {
+    /// The fault trials of `run` on the passes it has, pushed onto `trials`; `None` when they
+    /// do not run (turned off, no recorded upstream, or not replaying).
+    pub(crate) fn trials(
+        run: &Run,
+        function: Option<Arc<function::Explore>>,
+        server: Option<Arc<mcp::Shared>>,
+        command: String,
+        runs: impl Fn(&str) -> bool,
+        trials: &mut Vec<Trial>,
+    ) -> Option<Arc<Faults>> {
+        let upstreams = run.upstreams.as_ref()?;
+        if !run.settings.faults || upstreams.mode() != crate::upstream::Mode::Replay {
+            return None;
+        }
+        let faults = Arc::new(Faults {
+            manifest: run.manifest.clone(),
+            command,
+            only: run.settings.fault,
+            tallies: Mutex::new(BTreeMap::new()),
+        });
+        let targets: Vec<Target> = (function.map(Target::Function).into_iter())
+            .chain(server.map(Target::Server))
+            .collect();
+        for example in &run.manifest.examples {
+            let Expect::Output(_) = &example.expect else {
+                continue;
+            };
+            let exchanges = upstreams.exchanges_of(&example.name).unwrap_or_default();
+            for target in &targets {
+                let name = format!("faults::{}::{}", target.pass(), example.name);
+                if exchanges.is_empty() {
+                    if runs(&name) {
+                        faults.tally(target.pass(), |t| t.without.push(example.name.clone()));
+                    }
+                    continue;
+                }
+                let (faults, target, example) = (faults.clone(), target.clone(), example.clone());
+                let exchanges = exchanges.clone();
+                trials.push(crate::record::trial(&run.records, name, move || {
+                    faults
+                        .trial(&target, &example, &exchanges)
+                        .map_err(Failed::from)
+                }));
+            }
+        }
+        Some(faults)
+    }
+
+    fn tally(&self, pass: &'static str, update: impl FnOnce(&mut Tally)) {
+        if let Ok(mut tallies) = self.tallies.lock() {
+            update(tallies.entry(pass).or_default());
+        }
+    }
+
+    /// One example on one pass: each exchange under each fault.
+    fn trial(
+        &self,
+        target: &Target,
+        example: &Example,
+        exchanges: &[(String, Request, usize)],
+    ) -> Result<(), String> {
+        let gateway = self.manifest.gateway();
+        let trial = format!("faults::{}::{}", target.pass(), example.name);
+        let mut reports = Vec::new();
+        let mut played = 0;
+        for (k, (upstream, request, occurrence)) in exchanges.iter().enumerate() {
+            for fault in Fault::ALL {
+                if self
+                    .only
+                    .is_some_and(|o| o.exchange != k + 1 || o.fault != fault)
+                {
+                    continue;
+                }
+                let plant = Plant {
+                    upstream: upstream.clone(),
+                    request: request.clone(),
+                    occurrence: *occurrence,
+                    fault,
+                };
+                let faulted =
+                    target.call(&example.input, Scope::Example(example.name.clone()), plant);
+                played += 1;
+                let case = Case {
+                    trial: &trial,
+                    exchange: k + 1,
+                    of: exchanges.len(),
+                    upstream,
+                    request,
+                    fault,
+                };
+                let verdict = judge(gateway, example, &faulted);
+                let status = faulted.answer.status(gateway);
+                self.tally(target.pass(), |t| {
+                    t.faults += 1;
+                    *t.reached.entry(status.code().to_string()).or_default() += 1;
+                    if let Status::Declared(code) = &status {
+                        t.codes
+                            .entry(code.clone())
+                            .or_insert_with(|| format!("`{trial}` under {}", fault.name()));
+                    }
+                    match &verdict {
+                        Verdict::Fine => {}
+                        Verdict::NotRetryable(code) => t.warnings.push(format!(
+                            "warning: `{trial}`: under {} ({}), the agent answered `{code}`, which `interface.errors` marks `retryable: false`: a caller will not try again a call that a retry could save; answer a code marked `retryable: true` for an upstream's failure",
+                            fault.describe(),
+                            case.exchange_line()
+                        )),
+                        Verdict::Fails(_) => t.failed += 1,
+                    }
+                });
+                if let Verdict::Fails(why) = verdict {
+                    reports.push(case.report(&why, &faulted, gateway, &self.command));
+                }
+            }
+        }
+        self.tally(target.pass(), |t| t.examples += 1);
+        if reports.is_empty() {
+            return Ok(());
+        }
+        let failed = reports.len();
+        let mut out = reports.join("\n\n");
+        out.push_str(&format!(
+            "\n\n{failed} of {played} fault{} failed: under a failing upstream, an agent answers a declared code (marked `retryable: true` when trying again may help) or, having retried, the example's output",
+            if played == 1 { "" } else { "s" }
+        ));
+        Err(out)
+    }
+
+    /// After the run: each pass's coverage line, the warnings, and what the faults say of the
+    /// declared codes no example shows (`deferred`, held back from the checks before the run).
+    pub fn conclude(&self, deferred: Report, color: bool) {
+        let Ok(tallies) = self.tallies.lock() else {
+            print_deferred(deferred, &BTreeMap::new(), color);
+            return;
+        };
+        let mut reached: BTreeMap<String, String> = BTreeMap::new();
+        for (pass, tally) in tallies.iter() {
+            eprintln!("{}", tally.line(pass));
+            for warning in &tally.warnings {
+                eprintln!("{warning}");
+            }
+            for (code, by) in &tally.codes {
+                reached.entry(code.clone()).or_insert_with(|| by.clone());
+            }
+        }
+        print_deferred(deferred, &reached, color);
+    }
+}
+
+impl Tally {
+    fn line(&self, pass: &str) -> String {
+        let mut line = format!(
+            "faults::{pass}: {} example{}, {} fault{}",
+            self.examples,
+            if self.examples == 1 { "" } else { "s" },
+            self.faults,
+            if self.faults == 1 { "" } else { "s" },
+        );
+        if !self.reached.is_empty() {
+            let reached: Vec<String> = (self.reached.iter())
+                .map(|(code, n)| format!("{code} {n}"))
+                .collect();
+            line.push_str(&format!("; reached {}", reached.join(", ")));
+        }
+        if self.failed > 0 {
+            line.push_str(&format!("; {} failed", self.failed));
+        }
+        if !self.without.is_empty() {
+            let names: Vec<String> = self.without.iter().map(|n| format!("`{n}`")).collect();
+            line.push_str(&format!(
+                "; no fault trial for {}: no upstream exchange is recorded",
+                names.join(", ")
+            ));
+        }
+        line
+    }
+}
+
+/// What a call under a fault came to.
+enum Verdict {
+    Fine,
+    /// A declared code marked `retryable: false`.
+    NotRetryable(String),
+    Fails(String),
+}
+
+fn judge(gateway: &Gateway, example: &Example, faulted: &Faulted) -> Verdict {
+    if !faulted.played {
+        return Verdict::Fails(
+            "the call never made the request the fault was planted on: the agent's requests differ from its recording (does the example trial pass?)".into(),
+        );
+    }
+    let status = faulted.answer.status(gateway);
+    match (&status, &faulted.answer, &example.expect) {
+        (Status::Declared(code), _, _) => match gateway.declared(code) {
+            Some(decl) if !decl.retryable => Verdict::NotRetryable(code.clone()),
+            _ => Verdict::Fine,
+        },
+        (Status::Success, Answer::Output(actual), Expect::Output(expected)) => {
+            if json_eq(actual, expected) {
+                Verdict::Fine
+            } else {
+                Verdict::Fails(format!(
+                    "a success that is not the example's output: the agent answered from a broken upstream answer, and a caller pays for it\n{}",
+                    crate::compare::diff(expected, actual)
+                ))
+            }
+        }
+        _ => Verdict::Fails(
+            "neither a declared code nor the example's output: the caller gets a failure the manifest never promised".into(),
+        ),
+    }
+}
+
+/// One fault trial's case: which exchange, which fault.
+struct Case<'a> {
+    trial: &'a str,
+    exchange: usize,
+    of: usize,
+    upstream: &'a str,
+    request: &'a Request,
+    fault: Fault,
+}
+
+impl Case<'_> {
+    fn exchange_line(&self) -> String {
+        format!(
+            "exchange {} of {}: upstream `{}`, {} {}",
+            self.exchange, self.of, self.upstream, self.request.method, self.request.path
+        )
+    }
+
+    fn report(&self, why: &str, faulted: &Faulted, gateway: &Gateway, command: &str) -> String {
+        let mut out = format!(
+            "fault {}: {}\n  {}\n  the agent answered: {}\n  gateway status: {}\n  {why}",
+            self.fault.name(),
+            self.fault.describe(),
+            self.exchange_line(),
+            faulted.answer.describe(gateway),
+            faulted.answer.status(gateway)
+        );
+        for miss in &faulted.misses {
+            out.push_str(&format!(
+                "\n  (under the fault the call also made a request no recording answers: {})",
+                miss.lines().next().unwrap_or("")
+            ));
+        }
+        out.push_str(&format!(
+            "\n  replay: {ONE_VAR}={}:{} {command} -- --exact {}",
+            self.exchange,
+            self.fault.name(),
+            crate::settings::shell_quote(self.trial)
+        ));
+        out
+    }
+}
+
+/// The checks a test run starts with (the publish checks, `source-commit-stale`), and the
+/// warnings held back from them for the fault trials to answer after the run.
+pub fn checks(path: &Path) -> (Report, Report) {
+    let mut report = crate::provenance::checks(path);
+    let held = hold_back(&mut report);
+    (report, held)
+}
+
+/// The `error-without-example` warnings moved out of `report` when the fault trials may speak
+/// for them: `holon-test.toml` declares upstreams and something is recorded. Whether the
+/// trials run (`--faults off`, the mode) does not matter: the run prints what it held back,
+/// answered or not.
+pub fn hold_back(report: &mut Report) -> Report {
+    let dir = match report.path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let declares = holon_core::config::read(&dir)
+        .ok()
+        .flatten()
+        .is_some_and(|c| !c.upstreams.is_empty());
+    let recorded =
+        crate::upstream::recording::any_recorded(&dir.join(crate::upstream::recording::FOLDER));
+    if report.accepted() && declares && recorded {
+        report.split_off(|d| d.check == WITHOUT_EXAMPLE)
+    } else {
+        report.split_off(|_| false)
+    }
+}
+
+/// The held-back warnings after the run: a code a fault trial reached is covered (a note),
+/// one none reached keeps its warning.
+pub fn print_deferred(mut deferred: Report, reached: &BTreeMap<String, String>, color: bool) {
+    deferred.diagnostics.retain(|d| {
+        let covered = code_of(&d.message).and_then(|c| reached.get(c).map(|by| (c, by)));
+        if let Some((code, by)) = covered {
+            eprintln!(
+                "note: declared error `{code}` has no example, and needs none: a fault trial reached it ({by}), so the tests prove the agent raises it"
+            );
+        }
+        covered.is_none()
+    });
+    if deferred.diagnostics.is_empty() {
+        return;
+    }
+    eprint!("{}", check::render_human(&deferred, color));
+    if crate::github::enabled() {
+        print!("{}", crate::github::render_check(&deferred));
+    }
+}
+
+/// The code an `error-without-example` warning names (between its first backticks).
+fn code_of(message: &str) -> Option<&str> {
+    let (_, rest) = message.split_once('`')?;
+    rest.split_once('`').map(|(code, _)| code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_code_of_a_warning_is_between_its_first_backticks() {
+        assert_eq!(
+            code_of("declared error `upstream_unavailable` has no example"),
+            Some("upstream_unavailable")
+        );
+        assert_eq!(code_of("no code"), None);
+    }
+}
