@@ -263,6 +263,9 @@ enum Verdict {
 }
 
 fn judge(gateway: &Gateway, example: &Example, faulted: &Faulted) -> Verdict {
+    if let Answer::Unreachable(_) = &faulted.answer {
+        return Verdict::Fails("the call could not be made, so the fault was not played".into());
+    }
     if !faulted.played {
         return Verdict::Fails(
             "the call never made the request the fault was planted on: the agent's requests differ from its recording (does the example trial pass?)".into(),
