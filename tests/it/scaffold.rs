@@ -25,6 +25,9 @@ pub(super) fn cargo(dir: &Path) -> Command {
             Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-target"),
         )
         .env("NO_COLOR", "1")
+        // The workspace's own profile (Cargo.toml): a scaffolded agent is a workspace of its
+        // own, whose test binaries would otherwise carry full debug info.
+        .env("CARGO_PROFILE_DEV_DEBUG", "line-tables-only")
         .env_remove("RUSTFLAGS");
     c
 }
