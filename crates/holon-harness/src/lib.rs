@@ -33,6 +33,7 @@ mod mcp;
 mod process;
 mod provenance;
 mod record;
+mod remote;
 mod settings;
 #[cfg(target_os = "linux")]
 mod strays;
@@ -82,6 +83,8 @@ pub struct Harness {
     command_line: Layer,
     /// The command that replays a `--server-cmd` run, for explore's reports.
     replay: Option<String>,
+    /// The headers and the extra TLS roots of a `--url` run.
+    remote: (Vec<remote::Header>, Option<PathBuf>),
     checks_shown: bool,
 }
 
@@ -95,6 +98,7 @@ impl Harness {
             given: Layer::default(),
             command_line: Layer::default(),
             replay: None,
+            remote: (Vec::new(), None),
             // `cargo holon-test` printed them already before it ran this test target.
             checks_shown: std::env::var_os(settings::CHECKS_SHOWN).is_some(),
         }
@@ -210,7 +214,26 @@ impl Harness {
                 },
             ));
         }
-        let shared = self.mcp_trials(&run, args, &explorer, (&solo, &reference), &mut trials);
+        let shared = match self.mcp_trials(&run, args, &explorer, (&solo, &reference), &mut trials)
+        {
+            Ok(shared) => shared,
+            Err(why) => {
+                eprintln!("error: {why}");
+                return exit::REFUSED;
+            }
+        };
+        // A server already running is asked who it is before any trial: serving another
+        // manifest is the run's first failure, and a server that announces none is said once.
+        if let Some(shared) = &shared
+            && run.settings.server_url.is_some()
+            && runs(args, "mcp::initialize")
+        {
+            match shared.connect_first() {
+                Ok(Some(note)) => eprintln!("{note}"),
+                Ok(None) => {}
+                Err(mismatch) => eprintln!("error: {mismatch}"),
+            }
+        }
         let conclusion = libtest_mimic::run(args, trials);
         if process::stopping() {
             // A signal is ending the process with its own code (130, 143): servers stopping
@@ -279,7 +302,9 @@ impl Harness {
     }
 
     /// `mcp::tools/list`, the `mcp::<example>` trials and `explore::mcp`, all through one
-    /// server shared by the process.
+    /// server shared by the process: the one this process starts, or one already running
+    /// (`--url`, `HOLON_SERVER_URL`), whose trials begin with `mcp::initialize`. `Err` when
+    /// the address or a header is not usable.
     fn mcp_trials(
         &self,
         run: &Arc<Run>,
@@ -287,11 +312,26 @@ impl Harness {
         explorer: &Arc<Explorer>,
         (solo, reference): (&Arc<function::Solo>, &Option<Arc<Runner>>),
         trials: &mut Vec<Trial>,
-    ) -> Option<Arc<mcp::Shared>> {
-        let spec = self.server.as_ref()?;
+    ) -> Result<Option<Arc<mcp::Shared>>, String> {
+        let target = match (&run.settings.server_url, &self.server) {
+            (Some(url), _) => {
+                let (headers, ca_cert) = self.remote.clone();
+                let remote = remote::Remote::new(url, headers, ca_cert).map_err(|e| {
+                    // The command line checked its `--url`; only the variable can be wrong here.
+                    match self.command_line.server_url {
+                        Some(_) => e,
+                        None => format!("`{}`: {e}", settings::SERVER_URL_VAR),
+                    }
+                })?;
+                mcp::Target::Running(Arc::new(remote))
+            }
+            (None, Some(spec)) => mcp::Target::Start(spec.clone()),
+            (None, None) => return Ok(None),
+        };
+        let running = matches!(target, mcp::Target::Running(_));
         let shared = Arc::new(mcp::Shared::new(
             run.manifest.clone(),
-            spec.clone(),
+            target,
             run.settings.startup,
             run.settings.concurrency,
             run.bless.clone(),
@@ -300,6 +340,12 @@ impl Harness {
             runs(args, "mcp::tools/list"),
             selected(args, &run.manifest, "mcp"),
         );
+        if running {
+            let s = shared.clone();
+            trials.push(record::trial(&run.records, "mcp::initialize", move || {
+                s.initialize().map_err(Failed::from)
+            }));
+        }
         let s = shared.clone();
         trials.push(record::trial(&run.records, "mcp::tools/list", move || {
             s.tools_list().map_err(Failed::from)
@@ -339,7 +385,7 @@ impl Harness {
                     .map_err(Failed::from)
             }));
         }
-        Some(shared)
+        Ok(Some(shared))
     }
 
     /// After the trials: the server stopped (its output shown when a trial failed), the notes,

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::flight::{Crowded, Retries, Slots};
 use super::process::{ServerProcess, ServerSpec};
+use super::remote::Remote;
 use super::verdict;
 use crate::bless::{Collector, Pass};
 use holon_core::gateway::{Answer, Status};
@@ -22,6 +23,15 @@ use holon_core::manifest::{Expect, Manifest};
 
 type Client = RunningService<RoleClient, ()>;
 
+/// Where the MCP pass finds its server.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// Start it: a binary or a command, on a free port.
+    Start(ServerSpec),
+    /// One already running at an address: nothing is started or stopped.
+    Running(Arc<Remote>),
+}
+
 /// Extra time given to a call past `timeout_s`, so the server's own `timeout` answer arrives
 /// before the harness gives up on it.
 const CALL_GRACE: Duration = Duration::from_secs(2);
@@ -29,7 +39,7 @@ const CALL_GRACE: Duration = Duration::from_secs(2);
 /// Everything the MCP trials of one process share, started by the first of them.
 pub struct Shared {
     manifest: Arc<Manifest>,
-    spec: ServerSpec,
+    target: Target,
     startup: Duration,
     concurrency: usize,
     /// The examples whose trials run, in trial order: the calls the flight makes.
@@ -46,9 +56,13 @@ pub struct Shared {
 
 struct Live {
     runtime: tokio::runtime::Runtime,
-    server: Arc<ServerProcess>,
+    /// The process the pass started; none for a server already running.
+    server: Option<Arc<ServerProcess>>,
     client: Client,
     files: super::files::FileServer,
+    /// For a server already running: whether it serves the manifest under test (a note when
+    /// it cannot tell, an error when it serves another).
+    identity: Result<Option<String>, String>,
 }
 
 impl Shared {
@@ -56,7 +70,7 @@ impl Shared {
     /// goes out, `concurrency` at a time.
     pub fn new(
         manifest: Arc<Manifest>,
-        spec: ServerSpec,
+        target: Target,
         startup: Duration,
         concurrency: usize,
         bless: Option<Arc<Collector>>,
@@ -64,7 +78,7 @@ impl Shared {
         let answers = Slots::new(manifest.examples.len());
         Shared {
             manifest,
-            spec,
+            target,
             startup,
             concurrency: concurrency.max(1),
             selected: OnceLock::new(),
@@ -107,10 +121,32 @@ impl Shared {
         // enough.
         super::process::stop_all_on_signal();
         let dir = self.manifest.dir();
+        let spec = match &self.target {
+            Target::Start(spec) => spec,
+            Target::Running(remote) => {
+                let client = remote.connect(&runtime, self.startup)?;
+                let info = client.peer_info();
+                let identity = super::remote::compare(
+                    remote,
+                    &self.manifest,
+                    info.as_ref().and_then(|info| info.meta.as_ref()),
+                );
+                let files = runtime
+                    .block_on(super::files::FileServer::start(dir.join("files")))
+                    .map_err(|e| format!("cannot start the test file server: {e}"))?;
+                return Ok(Live {
+                    runtime,
+                    server: None,
+                    client,
+                    files,
+                    identity,
+                });
+            }
+        };
         // The client that saw the server answer is the one the run keeps: a second client
         // would open a second connection, which a server may refuse.
         let first = std::cell::RefCell::new(None);
-        let server = ServerProcess::start(&self.spec, &dir, self.startup, |port| {
+        let server = ServerProcess::start(spec, &dir, self.startup, |port| {
             runtime.block_on(async {
                 match tokio::time::timeout(Duration::from_secs(5), connect(port)).await {
                     Ok(Ok(client)) => {
@@ -137,17 +173,37 @@ impl Shared {
         };
         Ok(Live {
             runtime,
-            server,
+            server: Some(server),
             client,
             files,
+            identity: Ok(None),
         })
+    }
+
+    /// Connects before the trials run, for a server already running: whether it serves the
+    /// manifest under test is then said before any trial's result. `Err` with why when it
+    /// serves another (the `mcp::initialize` trial fails with it too), the note when it could
+    /// not be compared.
+    pub fn connect_first(&self) -> Result<Option<String>, String> {
+        match self.live() {
+            Ok(live) => live.identity.clone(),
+            // The trials say why it could not be reached.
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// The `mcp::initialize` trial of a server already running: it serves the manifest under
+    /// test, or announces none.
+    pub fn initialize(&self) -> Result<(), String> {
+        self.live()?.identity.clone().map(|_| ())
     }
 
     /// Stops the server, if one was started; the report of a failed run shows its output.
     pub fn stop(&self) -> Option<String> {
         let live = self.state.get()?.as_ref().ok()?;
-        live.server.stop();
-        Some(live.server.output.tail())
+        let server = live.server.as_ref()?;
+        server.stop();
+        Some(server.output.tail())
     }
 
     /// The `mcp::tools/list` trial: the flight lists the tools alone, before the calls.
@@ -366,7 +422,7 @@ impl Shared {
             Ok(live) => live,
             Err(why) => return (Answer::Unreachable(why), None),
         };
-        if let Some(status) = live.server.exit_status() {
+        if let Some(status) = live.server.as_ref().and_then(|s| s.exit_status()) {
             return (
                 Answer::Unreachable(format!("the server exited earlier in the run ({status})")),
                 None,
@@ -435,7 +491,7 @@ const EXIT_SHOWS: Duration = Duration::from_millis(500);
 /// before the process can be reaped, and the message should name the cause rather than the
 /// client's error. Waited for off the flight's runtime, which must not block.
 async fn exited(live: &Live) -> Option<std::process::ExitStatus> {
-    let server = live.server.clone();
+    let server = live.server.clone()?;
     tokio::task::spawn_blocking(move || server.wait_exit(EXIT_SHOWS))
         .await
         .ok()

@@ -24,6 +24,8 @@ pub const CONCURRENCY_VAR: &str = "HOLON_CONCURRENCY";
 pub const EXPLORE_CASES_VAR: &str = "HOLON_EXPLORE_CASES";
 /// `--explore-seed`.
 pub const EXPLORE_SEED_VAR: &str = "HOLON_EXPLORE_SEED";
+/// `--url`: the MCP pass against a server already running, none started.
+pub const SERVER_URL_VAR: &str = "HOLON_SERVER_URL";
 
 /// Calls in flight at once when nothing else is said.
 pub const DEFAULT_CONCURRENCY: usize = 16;
@@ -61,6 +63,8 @@ pub struct Layer {
     pub explore_seed: Option<u64>,
     /// Whether `explore::mcp` compares the server's answers with the function's.
     pub explore_differential: Option<bool>,
+    /// The address of a server already running, to test instead of starting one.
+    pub server_url: Option<String>,
 }
 
 impl Layer {
@@ -92,6 +96,8 @@ impl Layer {
                 explore::parse_seed,
             )?,
             explore_differential: None,
+            // Checked as a URL where the run builds its target (`lib`), naming the variable.
+            server_url: var(SERVER_URL_VAR)?,
         })
     }
 
@@ -105,6 +111,7 @@ impl Layer {
             explore_cases: self.explore_cases.or(lower.explore_cases),
             explore_seed: self.explore_seed.or(lower.explore_seed),
             explore_differential: self.explore_differential.or(lower.explore_differential),
+            server_url: self.server_url.or_else(|| lower.server_url.clone()),
         }
     }
 }
@@ -122,6 +129,8 @@ pub struct Settings {
     pub concurrency: usize,
     /// How to explore.
     pub explore: explore::Settings,
+    /// A server already running to test, instead of starting one.
+    pub server_url: Option<String>,
 }
 
 /// The settings of a run on the manifest at `path`: `command_line` over the environment over
@@ -180,6 +189,7 @@ fn resolve_layers(
             differential: given.explore_differential.unwrap_or(true),
             replay,
         },
+        server_url: given.server_url,
     })
 }
 
@@ -259,6 +269,7 @@ mod tests {
             explore_cases: Some(n as u32),
             explore_seed: Some(n as u64),
             explore_differential: Some(on),
+            server_url: Some(format!("http://127.0.0.1:{n}/mcp")),
         };
         let (command_line, environment, harness) = (all(1, true), all(2, false), all(3, true));
         let settings = |c: &Layer, e: &Layer, h: &Layer| {
@@ -277,6 +288,7 @@ mod tests {
             assert_eq!(s.bless, on);
             assert_eq!(s.concurrency, n);
             assert_eq!((s.explore.cases, s.explore.seed), (n as u32, n as u64));
+            assert_eq!(s.server_url, Some(format!("http://127.0.0.1:{n}/mcp")));
         }
         let defaults = settings(&Layer::default(), &Layer::default(), &Layer::default());
         assert_eq!(defaults.startup, DEFAULT_STARTUP);

@@ -13,9 +13,9 @@ pub const META_KEY: &str = "holon/manifest";
 /// A manifest's identity.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Identity {
-    /// `name`.
+    /// The manifest's `name`, as `serverInfo` carries it too.
     pub name: String,
-    /// `version`.
+    /// The manifest's `version` (semver), as `serverInfo` carries it too.
     pub version: String,
     /// The SHA-256 (lowercase hex) of the document as canonical JSON ([`digest`]).
     pub sha256: String,
