@@ -402,3 +402,79 @@ async fn bad_headers_and_flags_are_refused_before_any_call() {
     assert_eq!(code(&out), 2, "{}", text(&out));
     assert_eq!(front.requests.load(Ordering::SeqCst), 0);
 }
+
+/// Whether process `pid` is still there (a zombie not yet reaped counts as gone).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn under_nextest_the_scaffold_starts_one_server_for_the_whole_run_and_none_is_left() {
+    use crate::util::{CARGO_LIMIT, OutputWithin};
+    let root = tempfile::tempdir().unwrap();
+    let (agent, _) = crate::scaffold::new_agent(root.path(), "one-server");
+    // The server notes its pid at start in the file the test names: one line a server.
+    let main = agent.join("src/main.rs");
+    let source = std::fs::read_to_string(&main).unwrap();
+    let counted = source.replace(
+        "fn main() -> Result<(), holon_kit::ServeError> {\n",
+        "fn main() -> Result<(), holon_kit::ServeError> {\n    if let Some(log) = std::env::var_os(\"SERVER_PIDS\") {\n        use std::io::Write;\n        let mut file = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();\n        writeln!(file, \"{}\", std::process::id()).unwrap();\n    }\n",
+    );
+    assert_ne!(source, counted, "{source}");
+    std::fs::write(&main, counted).unwrap();
+    let pids = root.path().join("server-pids");
+
+    let out = crate::scaffold::cargo(&agent)
+        .args(["nextest", "run", "--no-fail-fast"])
+        .env("SERVER_PIDS", &pids)
+        .env_remove("HOLON_SERVER_URL")
+        .output_within(CARGO_LIMIT);
+    let said = text(&out);
+    assert!(out.status.success(), "{said}");
+    // Each trial ran in a process of its own, the MCP ones among them.
+    let passes: Vec<&str> = said
+        .lines()
+        .filter(|l| l.trim_start().starts_with("PASS"))
+        .collect();
+    let mcp = passes.iter().filter(|l| l.contains(" mcp::")).count();
+    assert!(mcp >= 4, "{said}");
+    assert!(passes.iter().any(|l| l.contains("explore::mcp")), "{said}");
+    assert!(said.contains("SETUP PASS"), "{said}");
+    // One server served them all.
+    let started: Vec<i32> = std::fs::read_to_string(&pids)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(started.len(), 1, "{started:?}\n{said}");
+    // And it does not outlive the run: nextest's exit ends its keeper, which stops it.
+    let gone = crate::util::wait_until(Instant::now() + Duration::from_secs(15), || {
+        !alive(started[0])
+    });
+    assert!(
+        gone,
+        "the server (pid {}) outlived the nextest run",
+        started[0]
+    );
+
+    // Without the setup script each MCP trial's process starts a server of its own: what the
+    // count above is measured against.
+    std::fs::remove_file(&pids).unwrap();
+    std::fs::remove_file(agent.join(".config/nextest.toml")).unwrap();
+    let out = crate::scaffold::cargo(&agent)
+        .args(["nextest", "run", "--no-fail-fast"])
+        .env("SERVER_PIDS", &pids)
+        .output_within(CARGO_LIMIT);
+    assert!(out.status.success(), "{}", text(&out));
+    let started = std::fs::read_to_string(&pids).unwrap().lines().count();
+    assert!(
+        started >= mcp,
+        "{started} servers for {mcp} MCP trials\n{}",
+        text(&out)
+    );
+}

@@ -35,6 +35,7 @@ mod provenance;
 mod record;
 mod remote;
 mod settings;
+mod setup;
 #[cfg(target_os = "linux")]
 mod strays;
 mod supervise;
@@ -178,7 +179,20 @@ impl Harness {
     }
 
     /// Runs with the process's own arguments (libtest's: filters, `--exact`, `--list`, ...).
+    /// Run as nextest's setup script (`HOLON_NEXTEST_SETUP=1`, see the scaffold's
+    /// `.config/nextest.toml`), it starts the server once for the whole nextest run instead.
     pub fn run(self) -> ExitCode {
+        if let Some(role) = setup::role() {
+            let startup = settings::resolve(&self.command_line, &self.given, &self.manifest, None)
+                .map(|s| s.startup)
+                .unwrap_or(settings::DEFAULT_STARTUP);
+            return ExitCode::from(setup::run(
+                role,
+                &self.manifest,
+                self.server.as_ref(),
+                startup,
+            ));
+        }
         ExitCode::from(self.run_code(&Arguments::from_args()))
     }
 

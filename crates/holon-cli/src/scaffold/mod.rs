@@ -45,6 +45,10 @@ pub const TEMPLATES: &[Template] = &[
         text: include_str!("../../templates/agent/gitignore"),
     },
     Template {
+        path: ".config/nextest.toml",
+        text: include_str!("../../templates/agent/.config/nextest.toml"),
+    },
+    Template {
         path: ".github/workflows/holon.yml",
         text: include_str!("../../templates/agent/.github/workflows/holon.yml"),
     },
