@@ -39,12 +39,15 @@ async fn run(command: &mut Command) -> Output {
     output_within_async(command, RUN_LIMIT).await
 }
 
+/// The trials that passed, sorted: libtest prints them as they finish.
 fn passed(out: &Output) -> Vec<String> {
-    stdout(out)
+    let mut names: Vec<String> = stdout(out)
         .lines()
         .filter_map(|l| l.strip_prefix("test ")?.strip_suffix(" ... ok"))
         .map(|n| n.trim().to_string())
-        .collect()
+        .collect();
+    names.sort();
+    names
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -71,10 +74,10 @@ async fn a_server_that_requires_a_token_passes_with_the_header_and_never_prints_
     assert_eq!(
         passed(&out),
         [
+            "mcp::a short article",
+            "mcp::an empty document",
             "mcp::initialize",
             "mcp::tools/list",
-            "mcp::a short article",
-            "mcp::an empty document"
         ],
         "{}",
         text(&out)
@@ -477,4 +480,55 @@ fn under_nextest_the_scaffold_starts_one_server_for_the_whole_run_and_none_is_le
         "{started} servers for {mcp} MCP trials\n{}",
         text(&out)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn holon_server_url_points_the_test_target_at_a_server_already_running() {
+    use crate::util::CARGO_LIMIT;
+    let agent = AgentProcess::start(word_stats_binary(), &[]).await;
+    let front = Front::start(Behaviour::Pass(agent.url.clone())).await;
+    let cargo = || {
+        let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+        c.current_dir(root())
+            .args([
+                "test",
+                "-q",
+                "-p",
+                "word-stats",
+                "--test",
+                "holon",
+                "--",
+                "mcp::",
+            ])
+            .env("HOLON_EXPLORE_CASES", "0")
+            .env("NO_COLOR", "1");
+        c
+    };
+    let out = output_within_async(cargo().env("HOLON_SERVER_URL", &front.url), CARGO_LIMIT).await;
+    assert!(out.status.success(), "{}", text(&out));
+    // The MCP pass went to that server, and began by asking it who it is.
+    assert_eq!(
+        passed(&out),
+        [
+            "mcp::a short article",
+            "mcp::an empty document",
+            "mcp::initialize",
+            "mcp::tools/list",
+        ],
+        "{}",
+        text(&out)
+    );
+    assert!(front.requests.load(Ordering::SeqCst) >= 4);
+
+    // A value that is not a URL is refused naming the variable, and nothing runs.
+    let out =
+        output_within_async(cargo().env("HOLON_SERVER_URL", "localhost:1"), CARGO_LIMIT).await;
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        stderr(&out)
+            .contains("error: `HOLON_SERVER_URL`: `localhost:1` is not an `http` or `https` URL"),
+        "{}",
+        text(&out)
+    );
+    assert!(passed(&out).is_empty(), "{}", text(&out));
 }
