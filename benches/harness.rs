@@ -93,7 +93,8 @@ fn bench() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(at) = args.iter().position(|a| a == "nextest") {
         let runs = args.get(at + 1).and_then(|r| r.parse().ok()).unwrap_or(5);
-        return nextest_bench(runs);
+        let parts = args.get(at + 2).and_then(|r| r.parse().ok()).unwrap_or(1);
+        return nextest_bench(runs, parts);
     }
     // `HOLON_BENCH_DIR` keeps the generated manifest, to profile a phase by hand.
     let temp = tempfile::tempdir().expect("temp dir");
@@ -607,9 +608,11 @@ impl Drop for Kill {
 /// a example, each a process of its own): with the scaffold's `.config/nextest.toml` (one server
 /// for the run, `HOLON_SERVER_URL`) against without it (each trial's process starts its own),
 /// alternating, `runs` times each; the median wall time of each, spawn to exit, the build done
-/// before. The agent is word-stats, copied with the generated manifest into a package of its
-/// own (the dev profile, as `cargo nextest run` builds it, at `opt-level = 3`).
-fn nextest_bench(runs: usize) {
+/// before. With `parts` above 1, one nextest partition of that many (`--partition count:1/N`,
+/// every Nth trial): the same trials with the same costs each, fewer of them. The agent is
+/// word-stats, copied with the generated manifest into a package of its own (the dev profile,
+/// as `cargo nextest run` builds it, at `opt-level = 3`).
+fn nextest_bench(runs: usize, parts: usize) {
     let dir = tempfile::tempdir().expect("temp dir");
     let package = dir.path().join("word-stats");
     for file in ["src/lib.rs", "src/main.rs", "tests/holon.rs"] {
@@ -666,18 +669,16 @@ fn nextest_bench(runs: usize) {
             let _ = std::fs::remove_file(&config);
         }
         let started = Instant::now();
-        let out = nextest(&["--no-fail-fast"])
+        let partition = format!("count:1/{parts}");
+        let out = nextest(&["--no-fail-fast", "--partition", &partition])
             .output()
             .expect("cargo nextest");
         let took = started.elapsed();
         let said = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{said}");
+        let trials = (EXAMPLES + 1).div_ceil(parts);
         assert!(
-            said.contains(&format!(
-                "{} tests run: {} passed",
-                EXAMPLES + 1,
-                EXAMPLES + 1
-            )),
+            said.contains(&format!("{trials} tests run: {trials} passed")),
             "{said}"
         );
         assert_eq!(said.contains("SETUP PASS"), one_server, "{said}");
@@ -699,7 +700,8 @@ fn nextest_bench(runs: usize) {
             .join(", ")
     };
     println!(
-        "nextest benchmark: word-stats, {EXAMPLES} examples, the {} MCP trials, {runs} runs each, alternating",
+        "nextest benchmark: word-stats, {EXAMPLES} examples, {} of the {} MCP trials (partition 1/{parts}), {runs} runs each, alternating",
+        (EXAMPLES + 1).div_ceil(parts),
         EXAMPLES + 1
     );
     println!(

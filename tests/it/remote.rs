@@ -65,7 +65,13 @@ async fn a_server_that_requires_a_token_passes_with_the_header_and_never_prints_
     let out = run(holon_test(
         &word_stats_manifest(),
         &front.url,
-        &["--header", "Authorization: Bearer ${TOKEN}", "--junit"],
+        &[
+            "--header",
+            "Authorization: Bearer ${TOKEN}",
+            "--concurrency",
+            "2",
+            "--junit",
+        ],
     )
     .arg(&junit)
     .env("TOKEN", TOKEN))

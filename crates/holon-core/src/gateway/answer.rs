@@ -102,9 +102,6 @@ impl Answer {
             Answer::HttpStatus(http) => format!(
                 "the server answered HTTP {http}{} instead of a tool result",
                 match http {
-                    401 =>
-                        " Unauthorized (the server wants credentials: pass them with `--header`)",
-                    403 => " Forbidden (the credentials sent do not allow this call)",
                     429 => " Too Many Requests",
                     503 => " Service Unavailable",
                     _ => "",
