@@ -88,6 +88,14 @@ fn server_role() {
 }
 
 fn bench() {
+    // `cargo bench --bench harness -- nextest [RUNS]`: one server for a nextest run against one
+    // server per trial.
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|a| a == "nextest") {
+        let runs = args.get(at + 1).and_then(|r| r.parse().ok()).unwrap_or(5);
+        let parts = args.get(at + 2).and_then(|r| r.parse().ok()).unwrap_or(1);
+        return nextest_bench(runs, parts);
+    }
     // `HOLON_BENCH_DIR` keeps the generated manifest, to profile a phase by hand.
     let temp = tempfile::tempdir().expect("temp dir");
     let dir = std::env::var_os("HOLON_BENCH_DIR")
@@ -594,4 +602,121 @@ impl Drop for Kill {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// The 1,000-example suite under `cargo nextest run`, the MCP trials (`mcp::tools/list` and one
+/// a example, each a process of its own): with the scaffold's `.config/nextest.toml` (one server
+/// for the run, `HOLON_SERVER_URL`) against without it (each trial's process starts its own),
+/// alternating, `runs` times each; the median wall time of each, spawn to exit, the build done
+/// before. With `parts` above 1, one nextest partition of that many (`--partition count:1/N`,
+/// every Nth trial): the same trials with the same costs each, fewer of them. The agent is
+/// word-stats, copied with the generated manifest into a package of its own (the dev profile,
+/// as `cargo nextest run` builds it, at `opt-level = 3`).
+fn nextest_bench(runs: usize, parts: usize) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let package = dir.path().join("word-stats");
+    for file in ["src/lib.rs", "src/main.rs", "tests/holon.rs"] {
+        let to = package.join(file);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(root().join("examples/word-stats").join(file), &to).unwrap();
+    }
+    let cargo_toml = std::fs::read_to_string(root().join("examples/word-stats/Cargo.toml"))
+        .unwrap()
+        .replace(
+            "path = \"../..\"",
+            &format!("path = {:?}", root().display().to_string()),
+        )
+        .replace("[lints]\nworkspace = true\n", "[workspace]\n")
+        // Optimised, as the other benchmarks are, in the profile both nextest and the setup
+        // script's `cargo test` build: the dev one. (Unoptimised, checking the 1,000-example
+        // manifest takes seconds in every trial's process.)
+        + "\n[profile.dev]\nopt-level = 3\ndebug = false\n";
+    std::fs::write(package.join("Cargo.toml"), cargo_toml).unwrap();
+    write_manifest(&package.join("holon.yaml"), &generate(EXAMPLES));
+    let config = package.join(".config/nextest.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let setup = std::fs::read_to_string(
+        root().join("crates/holon-cli/templates/agent/.config/nextest.toml"),
+    )
+    .unwrap();
+    let target = root().join("target/bench-nextest");
+    let nextest = |extra: &[&str]| {
+        let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+        c.current_dir(&package)
+            .args(["nextest", "run", "-E", "test(/^mcp::/)"])
+            .args(extra)
+            .env("CARGO_TARGET_DIR", &target)
+            .env("HOLON_EXPLORE_CASES", "0")
+            .env_remove("HOLON_SERVER_URL")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        c
+    };
+    let built = nextest(&["--no-run"]).output().expect("cargo nextest");
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    if runs == 0 {
+        // `nextest 0`: the build only, so that the timed runs can wait for a quiet machine.
+        return;
+    }
+    let run = |one_server: bool| -> Duration {
+        if one_server {
+            std::fs::write(&config, &setup).unwrap();
+        } else {
+            let _ = std::fs::remove_file(&config);
+        }
+        let started = Instant::now();
+        let partition = format!("count:1/{parts}");
+        let out = nextest(&["--no-fail-fast", "--partition", &partition])
+            .output()
+            .expect("cargo nextest");
+        let took = started.elapsed();
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{said}");
+        let trials = (EXAMPLES + 1).div_ceil(parts);
+        assert!(
+            said.contains(&format!("{trials} tests run: {trials} passed")),
+            "{said}"
+        );
+        assert_eq!(said.contains("SETUP PASS"), one_server, "{said}");
+        took
+    };
+    let (mut one, mut each) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        one.push(run(true));
+        each.push(run(false));
+    }
+    let median = |v: &mut Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    let show = |v: &[Duration]| {
+        v.iter()
+            .map(|d| format!("{:.1}", d.as_secs_f64()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!(
+        "nextest benchmark: word-stats, {EXAMPLES} examples, {} of the {} MCP trials (partition 1/{parts}), {runs} runs each, alternating",
+        (EXAMPLES + 1).div_ceil(parts),
+        EXAMPLES + 1
+    );
+    println!(
+        "  one server for the run (setup script)   runs: {} s",
+        show(&one)
+    );
+    println!(
+        "  one server per trial                    runs: {} s",
+        show(&each)
+    );
+    let (a, b) = (median(&mut one), median(&mut each));
+    println!(
+        "  median wall: one server {:.1} s, one per trial {:.1} s: {:.2}x",
+        a.as_secs_f64(),
+        b.as_secs_f64(),
+        b.as_secs_f64() / a.as_secs_f64()
+    );
 }

@@ -681,3 +681,65 @@ async fn an_input_over_max_input_bytes_is_invalid_input_and_one_at_it_is_accepte
     );
     server.assert_still_answers().await;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Who the server is: `serverInfo` and `holon/manifest`.
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_announces_its_manifest_on_initialize_and_on_discover() {
+    use holon_core::manifest::identity::{Identity, META_KEY};
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+
+    let text = std::fs::read_to_string(root().join("examples/word-stats/holon.yaml")).unwrap();
+    let (expected, _) = Identity::of_text(&text).unwrap();
+
+    let server = AgentProcess::start(word_stats_binary(), &[]).await;
+    let client =
+        ().serve(StreamableHttpClientTransport::from_uri(server.url.as_str()))
+            .await
+            .expect("initialize");
+    let info = client.peer_info().expect("the initialize result");
+    let implementation = info.server_info.clone().expect("serverInfo");
+    assert_eq!(
+        (
+            implementation.name.as_str(),
+            implementation.version.as_str()
+        ),
+        ("word-stats", "1.0.0")
+    );
+    let meta = info.meta.clone().expect("the initialize result's _meta");
+    assert_eq!(
+        Identity::from_meta(&meta),
+        Some(expected.clone()),
+        "{meta:?}"
+    );
+    assert_eq!(
+        meta.get(META_KEY).unwrap()["sha256"],
+        json!(expected.sha256)
+    );
+    client.cancel().await.unwrap();
+
+    // A 2026-07-28 client discovers instead: the same `_meta`, beside the identity the spec
+    // reserves there.
+    let discovered = ()
+        .serve_with_lifecycle(
+            StreamableHttpClientTransport::from_uri(server.url.as_str()),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("server/discover");
+    let info = discovered.peer_info().expect("the discover result");
+    let meta = info.meta.clone().expect("the discover result's _meta");
+    assert_eq!(Identity::from_meta(&meta), Some(expected), "{meta:?}");
+    assert_eq!(
+        meta.get("io.modelcontextprotocol/serverInfo")
+            .and_then(|s| s.get("name")),
+        Some(&json!("word-stats")),
+        "{meta:?}"
+    );
+    discovered.cancel().await.unwrap();
+}

@@ -510,8 +510,9 @@ fn only_supervise_and_strays_call_unix_only_functions() {
 
 /// Where the harness may sleep, as ARCHITECTURE.md says: polls with backoff under a limit,
 /// and the function pass's watchdog. Anything else waits on an event.
-const SLEEPS: [(&str, &str); 6] = [
+const SLEEPS: [(&str, &str); 7] = [
     ("process.rs", "wait_ready"),
+    ("remote.rs", "connect"),
     ("process.rs", "wait_exit"),
     ("process.rs", "stop"),
     ("process.rs", "stop_all"),

@@ -1,10 +1,12 @@
 //! What every integration test shares, from one place: where the project is and the binary under
 //! test ([`paths`]), the one watchdog that runs a process under a deadline ([`running`]), the
-//! example agents built by cargo and served as real processes ([`agent`]), and `check` run through
+//! example agents built by cargo and served as real processes ([`agent`]), a server in front of
+//! one as a deployment has ([`front`]), and `check` run through
 //! the binary with its report asserted on ([`outcome`]).
 
 pub mod agent;
 pub mod fake_model;
+pub mod front;
 pub mod outcome;
 pub mod paths;
 pub mod running;

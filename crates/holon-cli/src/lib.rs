@@ -35,6 +35,20 @@ struct Cli {
     /// `PORT` set; only the publish checks and the MCP pass run, no cargo.
     #[arg(long, value_name = "CMD")]
     server_cmd: Option<String>,
+    /// Test a server already running (a deployed agent): the publish checks and the MCP pass
+    /// against this URL, nothing started or stopped; explore only with `--explore-cases N`.
+    #[arg(long, value_name = "URL", value_parser = command::parse_url, conflicts_with = "server_cmd")]
+    url: Option<String>,
+    /// A header sent with every request to `--url`, `NAME: VALUE`; `${VAR}` in the value is
+    /// read from the environment, and the value is never printed. Repeatable.
+    // Read as text and parsed in `run_url`: clap would repeat a refused value, and a header's
+    // value is never printed.
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
+    headers: Vec<String>,
+    /// PEM certificates to trust for an `https` `--url`, beside the platform's roots (a
+    /// private CA, a self-signed server).
+    #[arg(long, value_name = "PATH", requires = "url")]
+    ca_cert: Option<PathBuf>,
     /// After the run, write the agent's actual answers into the examples that differ, in place
     /// (a crash, a timeout or an answer the gateway refuses is never written).
     #[arg(long)]
@@ -209,38 +223,93 @@ fn run_tests(cli: &Cli) -> u8 {
         }
         return REFUSED;
     }
+    if let Some(url) = &cli.url {
+        return run_url(&manifest, url, cli);
+    }
     match &cli.server_cmd {
         Some(server) => {
-            let mut args = vec!["cargo-holon-test".to_string()];
-            args.extend(cli.libtest.iter().cloned());
-            let args = match libtest_mimic::Arguments::try_parse_from(args) {
-                Ok(a) => a,
-                Err(e) => {
-                    let _ = e.print();
-                    return USAGE;
-                }
+            let args = match libtest_arguments(cli) {
+                Ok(args) => args,
+                Err(code) => return code,
             };
             let replay = format!(
                 "cargo holon-test --manifest {} --server-cmd {}",
                 command::shell_quote(&manifest.display().to_string()),
                 command::shell_quote(server)
             );
-            let given = CommandLine {
-                startup: cli.startup_timeout.map(std::time::Duration::from_secs_f64),
-                junit: cli.junit.clone(),
-                bless: cli.bless.then_some(true),
-                concurrency: cli.concurrency,
-                explore_cases: cli.explore_cases,
-                explore_seed: cli.explore_seed,
-                explore_differential: None,
-                upstream: cli.upstream,
-                faults: cli.faults,
-                fault: None,
-            };
             // The warnings were printed above.
-            command::run_server_command(&manifest, server.clone(), given, replay, &args)
+            command::run_server_command(&manifest, server.clone(), command_line(cli), replay, &args)
         }
         None => cargo_test(&manifest, cli),
+    }
+}
+
+/// A `--url` run: each header's `${VAR}`s read (an unset one named, before any call), then the
+/// MCP pass against the server at `url`.
+fn run_url(manifest: &Path, url: &str, cli: &Cli) -> u8 {
+    let mut headers = Vec::new();
+    for text in &cli.headers {
+        let header = match command::parse_header(text) {
+            Ok(header) => header,
+            Err(e) => {
+                eprintln!("error: invalid value for '--header <NAME: VALUE>': {e}");
+                return USAGE;
+            }
+        };
+        match header.expand(|name| std::env::var(name).ok()) {
+            Ok(header) => headers.push(header),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return REFUSED;
+            }
+        }
+    }
+    let args = match libtest_arguments(cli) {
+        Ok(args) => args,
+        Err(code) => return code,
+    };
+    let shown: String = (headers.iter())
+        .map(|h| format!(" --header {}", command::shell_quote(&h.shown())))
+        .collect();
+    let replay = format!(
+        "cargo holon-test --manifest {} --url {}{shown}",
+        command::shell_quote(&manifest.display().to_string()),
+        command::shell_quote(url)
+    );
+    command::run_url(
+        manifest,
+        url.to_string(),
+        (headers, cli.ca_cert.clone()),
+        command_line(cli),
+        replay,
+        &args,
+    )
+}
+
+/// The libtest arguments after `--`, as the harness reads them; a usage error's code.
+fn libtest_arguments(cli: &Cli) -> Result<libtest_mimic::Arguments, u8> {
+    let mut args = vec!["cargo-holon-test".to_string()];
+    args.extend(cli.libtest.iter().cloned());
+    libtest_mimic::Arguments::try_parse_from(args).map_err(|e| {
+        let _ = e.print();
+        USAGE
+    })
+}
+
+/// The settings the command line gives, above the environment's.
+fn command_line(cli: &Cli) -> CommandLine {
+    CommandLine {
+        startup: cli.startup_timeout.map(std::time::Duration::from_secs_f64),
+        junit: cli.junit.clone(),
+        bless: cli.bless.then_some(true),
+        concurrency: cli.concurrency,
+        explore_cases: cli.explore_cases,
+        explore_seed: cli.explore_seed,
+        explore_differential: None,
+        upstream: cli.upstream,
+        faults: cli.faults,
+        fault: None,
+        server_url: None,
     }
 }
 

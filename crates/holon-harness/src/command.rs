@@ -20,7 +20,8 @@ pub use crate::settings::{
 };
 pub use crate::upstream::{MODE_VAR as UPSTREAM_VAR, Mode as UpstreamMode, parse_mode};
 
-pub use crate::settings::{CHECKS_SHOWN, FAULTS_VAR, parse_switch, shell_quote};
+pub use crate::remote::{Header, parse_header, parse_url};
+pub use crate::settings::{CHECKS_SHOWN, FAULTS_VAR, SERVER_URL_VAR, parse_switch, shell_quote};
 
 /// The checks a test run starts with, as the command line prints them before the run: the
 /// warnings the fault trials may answer are held back, and the run prints them after.
@@ -43,6 +44,28 @@ pub fn run_server_command(
     let mut harness = Harness::new(manifest).server_command(server);
     harness.command_line = given;
     harness.replay = Some(replay);
+    harness.checks_shown = true;
+    harness.run_code(args)
+}
+
+/// A `--url` run: the MCP pass against the server already running at `url`, reached with
+/// `headers` (their `${VAR}`s read already) and trusting `ca_cert` beside the platform's roots;
+/// nothing is started or stopped, and explore is off unless the command line or
+/// `HOLON_EXPLORE_CASES` asks for it (every call may cost money). `replay` is the command line
+/// that runs it again, its headers shown as `NAME: ***`.
+pub fn run_url(
+    manifest: &Path,
+    url: String,
+    (headers, ca_cert): (Vec<Header>, Option<std::path::PathBuf>),
+    mut given: CommandLine,
+    replay: String,
+    args: &Arguments,
+) -> u8 {
+    let mut harness = Harness::new(manifest).explore_cases(0);
+    given.server_url = Some(url);
+    harness.command_line = given;
+    harness.replay = Some(replay);
+    harness.remote = (headers, ca_cert);
     harness.checks_shown = true;
     harness.run_code(args)
 }

@@ -34,7 +34,9 @@ mod mcp;
 mod process;
 mod provenance;
 mod record;
+mod remote;
 mod settings;
+mod setup;
 #[cfg(target_os = "linux")]
 mod strays;
 mod supervise;
@@ -86,6 +88,8 @@ pub struct Harness {
     replay: Option<String>,
     /// Variables for the server process, beside `PORT`.
     server_env: Vec<(String, String)>,
+    /// The headers and the extra TLS roots of a `--url` run.
+    remote: (Vec<remote::Header>, Option<PathBuf>),
     checks_shown: bool,
 }
 
@@ -100,6 +104,7 @@ impl Harness {
             command_line: Layer::default(),
             replay: None,
             server_env: Vec::new(),
+            remote: (Vec::new(), None),
             // `cargo holon-test` printed them already before it ran this test target.
             checks_shown: std::env::var_os(settings::CHECKS_SHOWN).is_some(),
         }
@@ -194,7 +199,21 @@ impl Harness {
     }
 
     /// Runs with the process's own arguments (libtest's: filters, `--exact`, `--list`, ...).
+    /// Run as nextest's setup script (`HOLON_NEXTEST_SETUP=1`, see the scaffold's
+    /// `.config/nextest.toml`), it starts the server once for the whole nextest run instead.
     pub fn run(self) -> ExitCode {
+        if let Some(role) = setup::role() {
+            let startup = settings::resolve(&self.command_line, &self.given, &self.manifest, None)
+                .map(|s| s.startup)
+                .unwrap_or(settings::DEFAULT_STARTUP);
+            return ExitCode::from(setup::run(
+                role,
+                &self.manifest,
+                self.server.as_ref(),
+                &self.server_env,
+                startup,
+            ));
+        }
         ExitCode::from(self.run_code(&Arguments::from_args()))
     }
 
@@ -242,7 +261,25 @@ impl Harness {
                 },
             ));
         }
-        let shared = self.mcp_trials(&run, args, &explorer, &reference, &mut trials);
+        let shared = match self.mcp_trials(&run, args, &explorer, &reference, &mut trials) {
+            Ok(shared) => shared,
+            Err(why) => {
+                eprintln!("error: {why}");
+                return exit::REFUSED;
+            }
+        };
+        // A server already running is asked who it is before any trial: serving another
+        // manifest is the run's first failure, and a server that announces none is said once.
+        if let Some(shared) = &shared
+            && run.settings.server_url.is_some()
+            && runs(args, "mcp::initialize")
+        {
+            match shared.connect_first() {
+                Ok(Some(note)) => eprintln!("{note}"),
+                Ok(None) => {}
+                Err(mismatch) => eprintln!("error: {mismatch}"),
+            }
+        }
         let function = match (&reference, &self.agent) {
             (Some(function), _) => Some(function.clone()),
             (None, Some(agent)) => {
@@ -251,10 +288,11 @@ impl Harness {
             }
             (None, None) => None,
         };
+        // A server already running calls its real upstreams, where no fault can be planted.
         let faults = faults::Faults::trials(
             &run,
             function,
-            shared.clone(),
+            shared.clone().filter(|s| !s.running()),
             self.command(),
             |name| runs(args, name),
             &mut trials,
@@ -383,7 +421,9 @@ impl Harness {
     }
 
     /// `mcp::tools/list`, the `mcp::<example>` trials and `explore::mcp`, all through one
-    /// server shared by the process.
+    /// server shared by the process: the one this process starts, or one already running
+    /// (`--url`, `HOLON_SERVER_URL`), whose trials begin with `mcp::initialize`. `Err` when
+    /// the address or a header is not usable.
     fn mcp_trials(
         &self,
         run: &Arc<Run>,
@@ -391,17 +431,38 @@ impl Harness {
         explorer: &Arc<Explorer>,
         reference: &Option<Arc<function::Explore>>,
         trials: &mut Vec<Trial>,
-    ) -> Option<Arc<mcp::Shared>> {
-        let spec = self.server.as_ref()?;
+    ) -> Result<Option<Arc<mcp::Shared>>, String> {
+        let target = match (&run.settings.server_url, &self.server) {
+            (Some(url), _) => {
+                let (headers, ca_cert) = self.remote.clone();
+                let remote = remote::Remote::new(url, headers, ca_cert).map_err(|e| {
+                    // The command line checked its `--url`; only the variable can be wrong here.
+                    match self.command_line.server_url {
+                        Some(_) => e,
+                        None => format!("`{}`: {e}", settings::SERVER_URL_VAR),
+                    }
+                })?;
+                mcp::Target::Running(Arc::new(remote))
+            }
+            (None, Some(spec)) => mcp::Target::Start(spec.clone()),
+            (None, None) => return Ok(None),
+        };
+        let running = matches!(target, mcp::Target::Running(_));
         let mut env = self.server_env.clone();
         if let Some(u) = &run.upstreams {
             env.extend(u.server_env().iter().cloned());
         }
-        let shared = Arc::new(mcp::Shared::new(run, spec.clone(), env));
+        let shared = Arc::new(mcp::Shared::new(run, target, env));
         shared.select(
             runs(args, "mcp::tools/list"),
             selected(args, &run.manifest, "mcp"),
         );
+        if running {
+            let s = shared.clone();
+            trials.push(record::trial(&run.records, "mcp::initialize", move || {
+                s.initialize().map_err(Failed::from)
+            }));
+        }
         let s = shared.clone();
         trials.push(record::trial(&run.records, "mcp::tools/list", move || {
             s.tools_list().map_err(Failed::from)
@@ -448,7 +509,7 @@ impl Harness {
                     .map_err(Failed::from)
             }));
         }
-        Some(shared)
+        Ok(Some(shared))
     }
 
     /// After the trials: the server stopped (its output shown when a trial failed), the notes,

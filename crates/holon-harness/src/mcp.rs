@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::flight::{Crowded, Retries, Slots};
 use super::process::{ServerProcess, ServerSpec};
+use super::remote::Remote;
 use super::verdict;
 use crate::bless::{Collector, Pass};
 use crate::context::Run;
@@ -27,6 +28,15 @@ use holon_core::manifest::{Expect, Manifest};
 
 type Client = RunningService<RoleClient, ()>;
 
+/// Where the MCP pass finds its server.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// Start it: a binary or a command, on a free port.
+    Start(ServerSpec),
+    /// One already running at an address: nothing is started or stopped.
+    Running(Arc<Remote>),
+}
+
 /// Extra time given to a call past `timeout_s`, so the server's own `timeout` answer arrives
 /// before the harness gives up on it.
 const CALL_GRACE: Duration = Duration::from_secs(2);
@@ -34,7 +44,7 @@ const CALL_GRACE: Duration = Duration::from_secs(2);
 /// Everything the MCP trials of one process share, started by the first of them.
 pub struct Shared {
     manifest: Arc<Manifest>,
-    spec: ServerSpec,
+    target: Target,
     startup: Duration,
     concurrency: usize,
     /// The examples whose trials run, in trial order: the calls the flight makes.
@@ -49,29 +59,45 @@ pub struct Shared {
     bless: Option<Arc<Collector>>,
     /// The server's variables, beside `PORT` and `HOST`.
     env: Vec<(String, String)>,
+    /// The upstreams the server is pointed at: none for a server already running.
     upstreams: Option<Arc<Upstreams>>,
+    /// Whether the answers come from real upstreams, which vary (live mode, or a server
+    /// already running with upstreams declared): a difference from an example is then a note.
+    live_upstreams: bool,
     /// The first failure of a real upstream each example's call saw (live), for `--bless`.
     upstream_failures: Mutex<HashMap<usize, String>>,
 }
 
 struct Live {
     runtime: tokio::runtime::Runtime,
-    server: Arc<ServerProcess>,
+    /// The process the pass started; none for a server already running.
+    server: Option<Arc<ServerProcess>>,
     client: Client,
     files: super::files::FileServer,
+    /// For a server already running: whether it serves the manifest under test (a note when
+    /// it cannot tell, an error when it serves another).
+    identity: Result<Option<String>, String>,
 }
 
 impl Shared {
     /// Nothing starts until a trial asks for the server; then every selected example's call
     /// goes out, `concurrency` at a time.
-    pub fn new(run: &Run, spec: ServerSpec, env: Vec<(String, String)>) -> Shared {
+    pub fn new(run: &Run, target: Target, env: Vec<(String, String)>) -> Shared {
         let manifest = run.manifest.clone();
         let answers = Slots::new(manifest.examples.len());
+        // A server already running calls its own upstreams, the real ones: nothing here can
+        // replay into it, so its answers are judged as a live run's are.
+        let running = matches!(target, Target::Running(_));
+        let upstreams = if running { None } else { run.upstreams.clone() };
+        let live_upstreams = match &run.upstreams {
+            Some(u) => running || u.mode() == Mode::Live,
+            None => false,
+        };
         // With recorded upstreams, one call at a time: each upstream request is one call's.
-        let serial = run.upstreams.as_ref().is_some_and(|u| u.serial());
+        let serial = upstreams.as_ref().is_some_and(|u| u.serial());
         Shared {
             manifest,
-            spec,
+            target,
             startup: run.settings.startup,
             concurrency: if serial {
                 1
@@ -87,7 +113,8 @@ impl Shared {
             retries: Retries::default(),
             bless: run.bless.clone(),
             env,
-            upstreams: run.upstreams.clone(),
+            upstreams,
+            live_upstreams,
             upstream_failures: Mutex::new(HashMap::new()),
         }
     }
@@ -97,6 +124,11 @@ impl Shared {
     pub fn select(&self, list_tools: bool, examples: Vec<usize>) {
         let _ = self.list_tools.set(list_tools);
         let _ = self.selected.set(examples);
+    }
+
+    /// Whether the server was already running (`--url`, `HOLON_SERVER_URL`): none started.
+    pub fn running(&self) -> bool {
+        matches!(self.target, Target::Running(_))
     }
 
     /// The note on calls retried alone, for the end of the run.
@@ -121,10 +153,32 @@ impl Shared {
         // enough.
         super::process::stop_all_on_signal();
         let dir = self.manifest.dir();
+        let spec = match &self.target {
+            Target::Start(spec) => spec,
+            Target::Running(remote) => {
+                let client = remote.connect(&runtime, self.startup)?;
+                let info = client.peer_info();
+                let identity = super::remote::compare(
+                    remote,
+                    &self.manifest,
+                    info.as_ref().and_then(|info| info.meta.as_ref()),
+                );
+                let files = runtime
+                    .block_on(super::files::FileServer::start(dir.join("files")))
+                    .map_err(|e| format!("cannot start the test file server: {e}"))?;
+                return Ok(Live {
+                    runtime,
+                    server: None,
+                    client,
+                    files,
+                    identity,
+                });
+            }
+        };
         // The client that saw the server answer is the one the run keeps: a second client
         // would open a second connection, which a server may refuse.
         let first = std::cell::RefCell::new(None);
-        let server = ServerProcess::start(&self.spec, &dir, &self.env, self.startup, |port| {
+        let server = ServerProcess::start(spec, &dir, &self.env, self.startup, |port| {
             runtime.block_on(async {
                 match tokio::time::timeout(Duration::from_secs(5), connect(port)).await {
                     Ok(Ok(client)) => {
@@ -151,17 +205,37 @@ impl Shared {
         };
         Ok(Live {
             runtime,
-            server,
+            server: Some(server),
             client,
             files,
+            identity: Ok(None),
         })
+    }
+
+    /// Connects before the trials run, for a server already running: whether it serves the
+    /// manifest under test is then said before any trial's result. `Err` with why when it
+    /// serves another (the `mcp::initialize` trial fails with it too), the note when it could
+    /// not be compared.
+    pub fn connect_first(&self) -> Result<Option<String>, String> {
+        match self.live() {
+            Ok(live) => live.identity.clone(),
+            // The trials say why it could not be reached.
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// The `mcp::initialize` trial of a server already running: it serves the manifest under
+    /// test, or announces none.
+    pub fn initialize(&self) -> Result<(), String> {
+        self.live()?.identity.clone().map(|_| ())
     }
 
     /// Stops the server, if one was started; the report of a failed run shows its output.
     pub fn stop(&self) -> Option<String> {
         let live = self.state.get()?.as_ref().ok()?;
-        live.server.stop();
-        Some(live.server.output.tail())
+        let server = live.server.as_ref()?;
+        server.stop();
+        Some(server.output.tail())
     }
 
     /// The `mcp::tools/list` trial: the flight lists the tools alone, before the calls.
@@ -224,8 +298,13 @@ impl Shared {
                 failure.as_deref(),
             );
         }
-        let live = (self.upstreams.as_ref()).is_some_and(|u| u.mode() == Mode::Live);
-        verdict::judge_as(self.manifest.gateway(), example, got, live, "mcp")
+        verdict::judge_as(
+            self.manifest.gateway(),
+            example,
+            got,
+            self.live_upstreams,
+            "mcp",
+        )
     }
 
     /// One input through `tools/call` on the shared server, outside the example trials
@@ -461,7 +540,7 @@ impl Shared {
             Ok(live) => live,
             Err(why) => return (Answer::Unreachable(why), None),
         };
-        if let Some(status) = live.server.exit_status() {
+        if let Some(status) = live.server.as_ref().and_then(|s| s.exit_status()) {
             return (
                 Answer::Unreachable(format!("the server exited earlier in the run ({status})")),
                 None,
@@ -530,7 +609,7 @@ const EXIT_SHOWS: Duration = Duration::from_millis(500);
 /// before the process can be reaped, and the message should name the cause rather than the
 /// client's error. Waited for off the flight's runtime, which must not block.
 async fn exited(live: &Live) -> Option<std::process::ExitStatus> {
-    let server = live.server.clone();
+    let server = live.server.clone()?;
     tokio::task::spawn_blocking(move || server.wait_exit(EXIT_SHOWS))
         .await
         .ok()

@@ -138,11 +138,7 @@ fn git_command(dir: &Path, args: &[&str]) -> Command {
 
 /// `git ARGS` in `dir`: its standard output, trimmed, when it ran and succeeded.
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
-    let output = git_command(dir, args).output().ok()?;
-    output
-        .status
-        .success()
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+    git_raw(dir, args).map(|out| out.trim().to_string())
 }
 
 /// `git diff --quiet ...` in `dir`: whether it found a difference (exit 1) or none (exit 0);
@@ -154,4 +150,60 @@ fn git_differs(dir: &Path, args: &[&str]) -> Option<bool> {
         Some(1) => Some(true),
         _ => None,
     }
+}
+
+/// How many of the manifest's past versions [`deployed_text`] reads at most.
+const VERSIONS_READ: usize = 200;
+
+/// The text of the manifest a served agent announces by its hash, looked up in git: the
+/// manifest at the commit the server names, at HEAD, then its past versions in the history
+/// (the newest [`VERSIONS_READ`]); the first whose canonical hash is `sha256`, with where it
+/// was found. `None` outside a work tree, without git, or when no version matches.
+pub(crate) fn deployed_text(
+    manifest: &Path,
+    sha256: &str,
+    commit: Option<&str>,
+) -> Option<(String, String)> {
+    let dir = match manifest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = manifest.file_name()?.to_str()?;
+    // The path from the repository's root, as `git show REV:PATH` wants it.
+    let prefix = git(dir, &["rev-parse", "--show-prefix"])?;
+    let path = format!("{prefix}{name}");
+    let mut revisions: Vec<String> = commit.map(str::to_string).into_iter().collect();
+    revisions.push("HEAD".to_string());
+    let limit = format!("--max-count={VERSIONS_READ}");
+    if let Some(log) = git(dir, &["log", &limit, "--format=%H", "--", name]) {
+        revisions.extend(log.lines().map(str::to_string));
+    }
+    let mut seen = std::collections::HashSet::new();
+    for revision in revisions {
+        if !seen.insert(revision.clone()) {
+            continue;
+        }
+        let Some(text) = git_raw(dir, &["show", &format!("{revision}:{path}")]) else {
+            continue;
+        };
+        let matches = holon_core::manifest::identity::Identity::of_text(&text)
+            .is_some_and(|(identity, _)| identity.sha256 == sha256);
+        if matches {
+            let at = match revision.as_str() {
+                "HEAD" => "HEAD".to_string(),
+                r => r.chars().take(12).collect(),
+            };
+            return Some((text, format!("`{name}` at {at}")));
+        }
+    }
+    None
+}
+
+/// `git ARGS` in `dir`: its standard output as it is, when it ran and succeeded.
+fn git_raw(dir: &Path, args: &[&str]) -> Option<String> {
+    let output = git_command(dir, args).output().ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
 }

@@ -28,6 +28,8 @@ pub const EXPLORE_CASES_VAR: &str = "HOLON_EXPLORE_CASES";
 pub const EXPLORE_SEED_VAR: &str = "HOLON_EXPLORE_SEED";
 /// `--faults`: `0` turns the fault trials off.
 pub const FAULTS_VAR: &str = "HOLON_FAULTS";
+/// `--url`: the MCP pass against a server already running, none started.
+pub const SERVER_URL_VAR: &str = "HOLON_SERVER_URL";
 
 /// Calls in flight at once when nothing else is said.
 pub const DEFAULT_CONCURRENCY: usize = 16;
@@ -71,6 +73,8 @@ pub struct Layer {
     pub faults: Option<bool>,
     /// The one fault to play (`HOLON_FAULT`).
     pub fault: Option<Only>,
+    /// The address of a server already running, to test instead of starting one.
+    pub server_url: Option<String>,
 }
 
 impl Layer {
@@ -109,6 +113,8 @@ impl Layer {
             )?,
             faults: parsed(FAULTS_VAR, var(FAULTS_VAR)?, parse_switch)?,
             fault: parsed(fault::ONE_VAR, var(fault::ONE_VAR)?, fault::parse_only)?,
+            // Checked as a URL where the run builds its target (`lib`), naming the variable.
+            server_url: var(SERVER_URL_VAR)?,
         })
     }
 
@@ -125,6 +131,7 @@ impl Layer {
             upstream: self.upstream.or(lower.upstream),
             faults: self.faults.or(lower.faults),
             fault: self.fault.or(lower.fault),
+            server_url: self.server_url.or_else(|| lower.server_url.clone()),
         }
     }
 }
@@ -148,6 +155,8 @@ pub struct Settings {
     pub faults: bool,
     /// The one fault to play, when `HOLON_FAULT` names one.
     pub fault: Option<Only>,
+    /// A server already running to test, instead of starting one.
+    pub server_url: Option<String>,
 }
 
 /// The settings of a run on the manifest at `path`: `command_line` over the environment over
@@ -209,6 +218,7 @@ fn resolve_layers(
         upstream: given.upstream.unwrap_or(Mode::Replay),
         faults: given.faults.unwrap_or(true),
         fault: given.fault,
+        server_url: given.server_url,
     })
 }
 
@@ -316,6 +326,7 @@ mod tests {
                 exchange: n,
                 fault: fault::Fault::Reset,
             }),
+            server_url: Some(format!("http://127.0.0.1:{n}/mcp")),
         };
         let (command_line, environment, harness) = (all(1, true), all(2, false), all(3, true));
         let settings = |c: &Layer, e: &Layer, h: &Layer| {
@@ -337,6 +348,7 @@ mod tests {
             assert_eq!(s.upstream, [Mode::Replay, Mode::Record, Mode::Live][n - 1]);
             assert_eq!(s.faults, on);
             assert_eq!(s.fault.map(|f| f.exchange), Some(n));
+            assert_eq!(s.server_url, Some(format!("http://127.0.0.1:{n}/mcp")));
         }
         let defaults = settings(&Layer::default(), &Layer::default(), &Layer::default());
         assert_eq!(defaults.startup, DEFAULT_STARTUP);

@@ -292,3 +292,179 @@ unsafe fn close_from(first: libc::c_uint, up_to: libc::c_int) {
         }
     }
 }
+
+/// Starts `command` in a process group of its own, detached from the caller's: a terminal's
+/// Ctrl-C and whatever stops the caller's group do not reach it. For the keeper of a nextest
+/// run's server (`setup`), which outlives the setup script that starts it and ends with the
+/// nextest process instead.
+pub(crate) fn spawn_detached(command: &mut Command) -> std::io::Result<Child> {
+    command.process_group(0).spawn()
+}
+
+/// The nearest ancestor of this process whose command name is `name` (`cargo-nextest`), up to
+/// a few levels: the process a setup script's server must not outlive.
+pub(crate) fn ancestor_named(name: &str) -> Option<i32> {
+    // SAFETY: getppid(2) touches no memory.
+    let mut pid = unsafe { libc::getppid() };
+    for _ in 0..8 {
+        if pid <= 1 {
+            return None;
+        }
+        let (parent, command) = process_info(pid)?;
+        if command == name {
+            return Some(pid);
+        }
+        pid = parent;
+    }
+    None
+}
+
+/// A process's parent and command name, from `/proc/PID/stat`.
+#[cfg(target_os = "linux")]
+fn process_info(pid: i32) -> Option<(i32, String)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `PID (COMMAND) STATE PPID ...`, where COMMAND may hold spaces and parentheses.
+    let (open, close) = (stat.find('(')?, stat.rfind(')')?);
+    let command = stat.get(open + 1..close)?.to_string();
+    let parent = stat
+        .get(close + 1..)?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some((parent, command))
+}
+
+/// A process's parent and command name, from `proc_pidinfo`.
+#[cfg(target_os = "macos")]
+fn process_info(pid: i32) -> Option<(i32, String)> {
+    let mut info: libc::proc_bsdinfo = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::proc_bsdinfo>() as libc::c_int;
+    // SAFETY: proc_pidinfo writes at most `size` bytes into `info`.
+    let written = unsafe {
+        libc::proc_pidinfo(
+            pid,
+            libc::PROC_PIDTBSDINFO,
+            0,
+            (&mut info as *mut libc::proc_bsdinfo).cast(),
+            size,
+        )
+    };
+    if written != size {
+        return None;
+    }
+    let name: Vec<u8> = (info.pbi_comm.iter())
+        .take_while(|c| **c != 0)
+        .map(|c| *c as u8)
+        .collect();
+    Some((
+        info.pbi_ppid as i32,
+        String::from_utf8_lossy(&name).into_owned(),
+    ))
+}
+
+/// Elsewhere no process is looked up: the setup script says it cannot find nextest.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn process_info(_pid: i32) -> Option<(i32, String)> {
+    None
+}
+
+/// A watch on another process's exit, opened before it is waited on, so that a process that
+/// cannot be watched is known at once: a pidfd on Linux (5.3 and later), a kqueue on macOS.
+pub(crate) struct ExitWatch {
+    fd: libc::c_int,
+}
+
+impl Drop for ExitWatch {
+    fn drop(&mut self) {
+        // SAFETY: closes the descriptor this watch opened.
+        unsafe {
+            libc::close(self.fd);
+        }
+    }
+}
+
+/// Watches process `pid`'s exit, whatever will end it; an error when it cannot be watched
+/// (gone already, or no such call).
+pub(crate) fn watch_exit(pid: i32) -> std::io::Result<ExitWatch> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: pidfd_open(2) returns a new descriptor or -1; no memory is touched.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(ExitWatch { fd })
+    }
+    #[cfg(target_os = "macos")]
+    {
+        // SAFETY: kqueue(2) returns a new descriptor or -1.
+        let fd = unsafe { libc::kqueue() };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let watch = ExitWatch { fd };
+        // SAFETY: a zeroed kevent is a valid value of the plain C struct.
+        let mut change: libc::kevent = unsafe { std::mem::zeroed() };
+        change.ident = pid as libc::uintptr_t;
+        change.filter = libc::EVFILT_PROC;
+        change.flags = libc::EV_ADD | libc::EV_ONESHOT;
+        change.fflags = libc::NOTE_EXIT;
+        // SAFETY: kevent(2) registers one change from this stack and returns no event.
+        let n = unsafe { libc::kevent(fd, &change, 1, std::ptr::null_mut(), 0, std::ptr::null()) };
+        if n < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(watch)
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+    {
+        let _ = pid;
+        Err(std::io::Error::other(
+            "no way to watch another process here",
+        ))
+    }
+}
+
+impl ExitWatch {
+    /// Blocks until the watched process has exited, without polling.
+    pub(crate) fn wait(&self) -> std::io::Result<()> {
+        loop {
+            #[cfg(target_os = "linux")]
+            let n = {
+                let mut watched = libc::pollfd {
+                    fd: self.fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: poll(2) on one pollfd of this stack frame.
+                unsafe { libc::poll(&mut watched, 1, -1) }
+            };
+            #[cfg(target_os = "macos")]
+            let n = {
+                // SAFETY: a zeroed kevent is a valid value of the plain C struct.
+                let mut event: libc::kevent = unsafe { std::mem::zeroed() };
+                // SAFETY: kevent(2) with no change and room for one event on this stack.
+                unsafe {
+                    libc::kevent(
+                        self.fd,
+                        std::ptr::null(),
+                        0,
+                        &mut event,
+                        1,
+                        std::ptr::null(),
+                    )
+                }
+            };
+            #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+            let n: libc::c_int = -1;
+            if n > 0 {
+                return Ok(());
+            }
+            let e = std::io::Error::last_os_error();
+            if n < 0 && e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+}

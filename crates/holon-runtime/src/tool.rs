@@ -12,18 +12,28 @@ use serde_json::{Value, json};
 
 use super::{Ctx, Runner};
 use holon_core::gateway::{Ended, Status};
-use holon_core::manifest::Manifest;
+use holon_core::manifest::{Manifest, identity};
 
 #[derive(Clone)]
 pub(crate) struct Handler {
     runner: Runner,
     tool: Arc<Tool>,
+    /// What `initialize` says of the manifest, computed once: its `_meta`.
+    meta: Arc<JsonObject>,
 }
 
 impl Handler {
     pub(crate) fn new(runner: Runner) -> Handler {
         let tool = Arc::new(tool(runner.manifest()));
-        Handler { runner, tool }
+        let mut meta = JsonObject::new();
+        if let Some(identity) = runner.manifest().identity() {
+            meta.insert(identity::META_KEY.into(), identity.to_meta());
+        }
+        Handler {
+            runner,
+            tool,
+            meta: Arc::new(meta),
+        }
     }
 }
 
@@ -129,10 +139,17 @@ fn result(outcome: Result<Value, Ended>) -> CallToolResult {
 }
 
 impl ServerHandler for Handler {
+    /// `serverInfo` is the manifest's `name` and `version`, and `_meta` carries
+    /// `holon/manifest` (the name, the version, the hash of the canonical document and
+    /// `source.commit`), so a client can tell which manifest a deployed agent was built from.
+    /// rmcp's `server/discover` (MCP 2026-07-28) copies this `_meta` beside the
+    /// `io.modelcontextprotocol/serverInfo` it adds.
     fn get_info(&self) -> ServerConfig {
         let m = self.runner.manifest();
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new(m.name.clone(), m.version.clone()))
+        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(m.name.clone(), m.version.clone()));
+        config.meta = Some((*self.meta).clone().into());
+        config
     }
 
     async fn list_tools(

@@ -64,6 +64,13 @@ const WORKFLOW: Template = Template {
     text: include_str!("../../templates/agent/.github/workflows/holon.yml"),
 };
 
+/// nextest's setup script, which starts the agent's server once for a whole `cargo nextest run`
+/// and points the test target at it (`HOLON_SERVER_URL`).
+const NEXTEST: Template = Template {
+    path: ".config/nextest.toml",
+    text: include_str!("../../templates/agent/.config/nextest.toml"),
+};
+
 /// Every file of a new agent. Embedded, so an installed `cargo-holon-test` needs no source tree.
 pub const TEMPLATES: &[Template] = &[
     Template {
@@ -89,6 +96,7 @@ pub const TEMPLATES: &[Template] = &[
     },
     SCHEMA,
     GITIGNORE,
+    NEXTEST,
     WORKFLOW,
 ];
 

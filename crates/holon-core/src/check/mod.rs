@@ -255,7 +255,10 @@ fn check_source(text: &str, path: &Path, files_dir: Option<&Path>) -> Report {
     let (mut out, manifest) = match parse(text) {
         Ok(root) => {
             let mut found = Diagnostics::new(&root);
-            let manifest = run(path, files_dir, &mut found);
+            let manifest = run(path, files_dir, &mut found).map(|mut m| {
+                m.text = Arc::from(text);
+                m
+            });
             (found.into_list(), manifest)
         }
         Err(refusal) => (vec![refusal], None),
@@ -384,6 +387,7 @@ fn run(path: &Path, files_dir: Option<&Path>, out: &mut Diagnostics) -> Option<M
             limits.max_input_bytes,
             errors.clone(),
         )),
+        text: Arc::from(""),
     })
 }
 

@@ -1,5 +1,6 @@
 //! The `holon.yaml` file format: its located YAML tree and the checked model.
 
+pub mod identity;
 mod model;
 pub mod yaml;
 

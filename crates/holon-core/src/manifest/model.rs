@@ -36,6 +36,8 @@ pub struct Manifest {
     pub examples: Vec<Example>,
     /// The gateway's rules for it, compiled by the checks.
     pub gateway: Arc<Gateway>,
+    /// The text the checks read, from which [`Manifest::identity`] is computed.
+    pub text: Arc<str>,
 }
 
 /// `interface`: the gate, the billing rule and the declared failures.
@@ -150,6 +152,12 @@ impl Manifest {
     /// The declared failure with this code.
     pub fn error(&self, code: &str) -> Option<&ErrorDecl> {
         self.gateway.declared(code)
+    }
+
+    /// Which manifest this is: its name, version, `source.commit` and the hash of its
+    /// canonical form, as a served agent announces it (computed from [`Manifest::text`]).
+    pub fn identity(&self) -> Option<super::identity::Identity> {
+        super::identity::Identity::of_text(&self.text).map(|(identity, _)| identity)
     }
 
     /// The folder the manifest is in (where `files/` lives).

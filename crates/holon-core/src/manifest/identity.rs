@@ -1,0 +1,125 @@
+//! Which manifest a served agent was built from: its `name`, `version`, the SHA-256 of the
+//! document in canonical form, and `source.commit`, as the runtime announces them in the
+//! `initialize` result's `_meta` under `holon/manifest` and the harness reads them back.
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use super::yaml;
+
+/// The `_meta` key the runtime announces its manifest under.
+pub const META_KEY: &str = "holon/manifest";
+
+/// A manifest's identity.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// The manifest's `name`, as `serverInfo` carries it too.
+    pub name: String,
+    /// The manifest's `version` (semver), as `serverInfo` carries it too.
+    pub version: String,
+    /// The SHA-256 (lowercase hex) of the document as canonical JSON ([`digest`]).
+    pub sha256: String,
+    /// `source.commit`, when the manifest has one.
+    pub commit: Option<String>,
+}
+
+impl Identity {
+    /// The identity of a manifest's text, with the document it hashed; `None` when the text
+    /// is not a YAML mapping (a checked manifest always is).
+    pub fn of_text(text: &str) -> Option<(Identity, Value)> {
+        let document = yaml::parse(text).ok()?.to_json();
+        let field = |pointer: &str| document.pointer(pointer).and_then(Value::as_str);
+        let identity = Identity {
+            name: field("/name")?.to_string(),
+            version: field("/version")?.to_string(),
+            sha256: digest(&document),
+            commit: field("/source/commit").map(str::to_string),
+        };
+        Some((identity, document))
+    }
+
+    /// The value announced under [`META_KEY`]: `{name, version, sha256, commit?}`.
+    pub fn to_meta(&self) -> Value {
+        let mut meta = json!({"name": self.name, "version": self.version, "sha256": self.sha256});
+        if let (Some(commit), Value::Object(o)) = (&self.commit, &mut meta) {
+            o.insert("commit".into(), Value::String(commit.clone()));
+        }
+        meta
+    }
+
+    /// The identity a result's `_meta` announces under [`META_KEY`], when it announces one
+    /// whole (a name, a version and a 64-digit hex SHA-256).
+    pub fn from_meta(meta: &Map<String, Value>) -> Option<Identity> {
+        let announced = meta.get(META_KEY)?;
+        let field = |key: &str| {
+            announced
+                .get(key)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let sha256 = field("sha256")
+            .filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit()))?;
+        Some(Identity {
+            name: field("name")?,
+            version: field("version")?,
+            sha256: sha256.to_ascii_lowercase(),
+            commit: field("commit"),
+        })
+    }
+
+    /// `word-stats 1.0.0 (sha256 1a2b3c4d5e6f)`: the name, the version and the hash's first
+    /// twelve digits.
+    pub fn describe(&self) -> String {
+        let short: String = self.sha256.chars().take(12).collect();
+        format!("`{} {}` (sha256 {short})", self.name, self.version)
+    }
+}
+
+/// The SHA-256, in lowercase hex, of a manifest document in its canonical form: the YAML
+/// document read as the checks read it, as JSON in RFC 8785's canonical form
+/// ([`crate::json::canonical`]). Comments, key order, layout and quoting change nothing;
+/// any value does.
+pub fn digest(document: &Value) -> String {
+    let hash = Sha256::digest(crate::json::canonical(document).as_bytes());
+    hash.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str =
+        "name: probe\nversion: 1.0.0\nsource: { repository: r, commit: abc }\nlimits: [1.0, 2]\n";
+
+    #[test]
+    fn layout_and_comments_do_not_change_the_hash_and_a_value_does() {
+        let (identity, _) = Identity::of_text(TEXT).unwrap();
+        assert_eq!(identity.name, "probe");
+        assert_eq!(identity.version, "1.0.0");
+        assert_eq!(identity.commit.as_deref(), Some("abc"));
+        let same = "# a comment\nlimits:\n  - 1\n  - 2.0\nsource:\n  commit: 'abc'\n  repository: r\nversion: \"1.0.0\"\nname: probe\n";
+        assert_eq!(Identity::of_text(same).unwrap().0, identity);
+        let other = TEXT.replace("2]", "3]");
+        assert_ne!(Identity::of_text(&other).unwrap().0.sha256, identity.sha256);
+        // The hash is that of the canonical JSON text, which any tool can recompute.
+        let canonical = r#"{"limits":[1,2],"name":"probe","source":{"commit":"abc","repository":"r"},"version":"1.0.0"}"#;
+        let hash = Sha256::digest(canonical.as_bytes());
+        let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(identity.sha256, hex);
+    }
+
+    #[test]
+    fn the_meta_reads_back_and_a_partial_one_is_no_identity() {
+        let (identity, _) = Identity::of_text(TEXT).unwrap();
+        let mut meta = Map::new();
+        meta.insert(META_KEY.into(), identity.to_meta());
+        assert_eq!(Identity::from_meta(&meta), Some(identity.clone()));
+        meta.insert(
+            META_KEY.into(),
+            json!({"name": "probe", "version": "1.0.0", "sha256": "x"}),
+        );
+        assert_eq!(Identity::from_meta(&meta), None);
+        assert_eq!(Identity::from_meta(&Map::new()), None);
+        assert!(identity.describe().starts_with("`probe 1.0.0` (sha256 "));
+    }
+}

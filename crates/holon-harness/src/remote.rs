@@ -1,0 +1,421 @@
+//! A server already running (`--url`, `HOLON_SERVER_URL`): its address, the headers sent with
+//! every request (`--header`, `${VAR}` taken from the environment, a value never printed), the
+//! TLS roots (the platform's, and `--ca-cert`), the connection that waits for it within the
+//! startup limit, and the comparison of the manifest it announces with the one under test.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClientTransportConfig, StreamableHttpError,
+};
+use rmcp::{RoleClient, ServiceExt};
+
+use crate::provenance;
+use holon_core::gateway::Status;
+use holon_core::manifest::Manifest;
+use holon_core::manifest::identity::Identity;
+
+type Client = RunningService<RoleClient, ()>;
+
+/// One `--header 'NAME: VALUE'`: its value is never printed (`Debug` shows `NAME: ***`).
+#[derive(Clone)]
+pub struct Header {
+    name: String,
+    value: String,
+}
+
+impl std::fmt::Debug for Header {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.shown())
+    }
+}
+
+impl Header {
+    /// `NAME: ***`, the only way a header is ever shown.
+    pub fn shown(&self) -> String {
+        format!("{}: ***", self.name)
+    }
+
+    /// The header with every `${VAR}` in its value replaced by that variable's value, as
+    /// `lookup` finds it; an unset (or non-UTF-8) variable is an error naming it, before any
+    /// call is made.
+    pub fn expand(&self, lookup: impl Fn(&str) -> Option<String>) -> Result<Header, String> {
+        let mut value = String::new();
+        let mut rest = self.value.as_str();
+        while let Some(start) = rest.find("${") {
+            let (before, after) = rest.split_at(start);
+            value.push_str(before);
+            let after = after.get(2..).unwrap_or_default();
+            let Some(end) = after.find('}') else {
+                return Err(format!(
+                    "`--header {}`: `${{` with no closing `}}` in the value",
+                    self.shown()
+                ));
+            };
+            let (name, tail) = after.split_at(end);
+            let Some(found) = lookup(name) else {
+                return Err(format!(
+                    "`--header {}`: the variable `{name}` is not set (the value takes `${{{name}}}` from the environment)",
+                    self.shown()
+                ));
+            };
+            value.push_str(&found);
+            rest = tail.get(1..).unwrap_or_default();
+        }
+        value.push_str(rest);
+        if value.contains(['\r', '\n']) {
+            return Err(format!(
+                "`--header {}`: the value, once its variables are read, holds a line break",
+                self.shown()
+            ));
+        }
+        Ok(Header {
+            name: self.name.clone(),
+            value,
+        })
+    }
+}
+
+/// `--header 'NAME: VALUE'` as the command line gives it: a name that is an HTTP token, a
+/// colon, and a value with no line break (its `${VAR}`s are read later, see
+/// [`Header::expand`]). The error never repeats the value.
+pub fn parse_header(text: &str) -> Result<Header, String> {
+    let Some((name, value)) = text.split_once(':') else {
+        return Err(
+            "a header is `NAME: VALUE`, with a colon after the name (`Authorization: Bearer ${TOKEN}`)"
+                .to_string(),
+        );
+    };
+    let name = name.trim();
+    if name.is_empty() || reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
+        return Err(format!(
+            "`{}` is not a header name (letters, digits and `-`, before the colon)",
+            name.chars().take(64).collect::<String>()
+        ));
+    }
+    if value.contains(['\r', '\n']) {
+        return Err(format!(
+            "the value of the header `{name}` holds a line break"
+        ));
+    }
+    Ok(Header {
+        name: name.to_string(),
+        value: value.trim().to_string(),
+    })
+}
+
+/// `--url URL` or `HOLON_SERVER_URL`: an absolute `http` or `https` URL.
+pub fn parse_url(text: &str) -> Result<String, String> {
+    let url = reqwest::Url::parse(text.trim())
+        .map_err(|e| format!("`{}` is not a URL: {e}", redact(text.trim())))?;
+    match url.scheme() {
+        "http" | "https" if url.host().is_some() => Ok(url.to_string()),
+        _ => Err(format!(
+            "`{}` is not an `http` or `https` URL (say `https://host/mcp`)",
+            redact(text.trim())
+        )),
+    }
+}
+
+/// A URL as it is shown: any user name and password in it replaced by `***`.
+fn redact(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
+            let _ = parsed.set_username("***");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        _ => url.to_string(),
+    }
+}
+
+/// A server already running: where, and how to reach it.
+#[derive(Debug)]
+pub struct Remote {
+    url: String,
+    headers: Vec<Header>,
+    /// The certificates `--ca-cert` names, read once.
+    roots: Vec<reqwest::Certificate>,
+}
+
+/// Why a connection to a server already running failed.
+enum Refused {
+    /// Nothing answered there (yet): tried again until the startup limit.
+    Unreachable(String),
+    /// Something answered, and not as an MCP server does: said at once.
+    Answered(String),
+}
+
+impl Remote {
+    /// The server at `url` (checked by [`parse_url`]), reached with `headers` (already
+    /// expanded) and trusting `ca_cert`'s certificates beside the platform's: read here, so a
+    /// file that holds none is refused before any call.
+    pub fn new(
+        url: &str,
+        headers: Vec<Header>,
+        ca_cert: Option<PathBuf>,
+    ) -> Result<Remote, String> {
+        let url = parse_url(url)?;
+        Ok(Remote {
+            url,
+            headers,
+            roots: roots(ca_cert.as_deref())?,
+        })
+    }
+
+    /// The address as every message shows it (no credentials).
+    pub fn shown(&self) -> String {
+        redact(&self.url)
+    }
+
+    /// The HTTP client: the headers on every request (marked sensitive), the platform's roots
+    /// and `--ca-cert`'s, no proxy, no redirect.
+    fn client(&self) -> Result<reqwest::Client, String> {
+        let mut headers = reqwest::header::HeaderMap::new();
+        for header in &self.headers {
+            let name = reqwest::header::HeaderName::from_bytes(header.name.as_bytes())
+                .map_err(|_| format!("`{}` is not a header name", header.name))?;
+            let mut value =
+                reqwest::header::HeaderValue::from_str(&header.value).map_err(|_| {
+                    format!(
+                        "`--header {}`: the value is not a header value",
+                        header.shown()
+                    )
+                })?;
+            value.set_sensitive(true);
+            headers.append(name, value);
+        }
+        let builder = reqwest::Client::builder()
+            .tcp_nodelay(true)
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .default_headers(headers);
+        with_roots(builder, &self.roots)
+    }
+
+    /// The MCP `initialize`, tried again while nothing answers (polled with backoff), within
+    /// `limit`; an answer that is not an MCP server's ends it at once, in one line.
+    pub fn connect(
+        &self,
+        runtime: &tokio::runtime::Runtime,
+        limit: Duration,
+    ) -> Result<Client, String> {
+        let client = self.client()?;
+        let started = Instant::now();
+        let mut pause = Duration::from_millis(20);
+        loop {
+            let left = limit.saturating_sub(started.elapsed());
+            let attempt = runtime.block_on(async {
+                let config = StreamableHttpClientTransportConfig::with_uri(self.url.clone());
+                let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
+                match tokio::time::timeout(left.max(Duration::from_millis(1)), ().serve(transport))
+                    .await
+                {
+                    Err(_) => Err(Refused::Unreachable(
+                        "no answer to `initialize`".to_string(),
+                    )),
+                    Ok(Ok(client)) => Ok(client),
+                    Ok(Err(e)) => Err(refusal(&e)),
+                }
+            });
+            match attempt {
+                Ok(client) => return Ok(client),
+                Err(Refused::Answered(what)) => {
+                    return Err(format!("the server at `{}` {what}", self.shown()));
+                }
+                Err(Refused::Unreachable(why)) if started.elapsed() + pause >= limit => {
+                    return Err(format!(
+                        "the server at `{}` could not be reached within {} s: {why}\ngateway status: {}",
+                        self.shown(),
+                        limit.as_secs_f64(),
+                        Status::RuntimeUnavailable
+                    ));
+                }
+                Err(Refused::Unreachable(_)) => {
+                    // Polling with backoff: a server still starting gives no other sign.
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(500));
+                }
+            }
+        }
+    }
+}
+
+/// The PEM certificates in `ca_cert`, trusted beside the platform's roots, or why there are
+/// none.
+fn roots(ca_cert: Option<&Path>) -> Result<Vec<reqwest::Certificate>, String> {
+    let Some(path) = ca_cert else {
+        return Ok(Vec::new());
+    };
+    let pem = std::fs::read(path)
+        .map_err(|e| format!("`--ca-cert {}`: cannot read it: {e}", path.display()))?;
+    let certificates = reqwest::Certificate::from_pem_bundle(&pem)
+        .map_err(|e| format!("`--ca-cert {}`: not PEM certificates: {e}", path.display()))?;
+    if certificates.is_empty() {
+        return Err(format!(
+            "`--ca-cert {}`: no PEM certificate in it (`-----BEGIN CERTIFICATE-----`)",
+            path.display()
+        ));
+    }
+    Ok(certificates)
+}
+
+/// The client, checking a server's certificate against the platform's roots and `roots`.
+fn with_roots(
+    builder: reqwest::ClientBuilder,
+    roots: &[reqwest::Certificate],
+) -> Result<reqwest::Client, String> {
+    crate::tls::install_provider();
+    let builder = if roots.is_empty() {
+        builder
+    } else {
+        builder.tls_certs_merge(roots.iter().cloned())
+    };
+    builder
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+}
+
+/// What a failed `initialize` says about the server: nothing there, or something that is not
+/// an MCP server (an HTTP status, a page, a body that is not JSON-RPC).
+fn refusal(error: &rmcp::service::ClientInitializeError) -> Refused {
+    use rmcp::service::ClientInitializeError as E;
+    let mut source: Option<&(dyn std::error::Error + 'static)> = match error {
+        E::TransportError { error, .. } => Some(error),
+        other => Some(other),
+    };
+    while let Some(current) = source {
+        if let Some(http) = current.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            return match http {
+                StreamableHttpError::HttpStatus(e) => Refused::Answered(status_said(e.status)),
+                StreamableHttpError::AuthRequired(_) => Refused::Answered(status_said(401)),
+                StreamableHttpError::InsufficientScope(_) => Refused::Answered(status_said(403)),
+                StreamableHttpError::UnexpectedServerResponse(text) => {
+                    match text
+                        .strip_prefix("HTTP ")
+                        .and_then(|t| t.get(..3)?.parse().ok())
+                    {
+                        Some(status) => Refused::Answered(status_said(status)),
+                        None => Refused::Answered(
+                            "is not an MCP endpoint: its answer to `initialize` is not JSON-RPC"
+                                .to_string(),
+                        ),
+                    }
+                }
+                StreamableHttpError::UnexpectedContentType(kind) => Refused::Answered(format!(
+                    "is not an MCP endpoint: it answered `initialize` with {} rather than JSON or an event stream",
+                    match kind {
+                        Some(kind) =>
+                            format!("`{}`", kind.split(';').next().unwrap_or(kind).trim()),
+                        None => "no content type".to_string(),
+                    }
+                )),
+                StreamableHttpError::Deserialize(_) => Refused::Answered(
+                    "is not an MCP endpoint: its answer to `initialize` is not JSON-RPC"
+                        .to_string(),
+                ),
+                StreamableHttpError::Client(e) => unreachable_or(e),
+                other => Refused::Unreachable(other.to_string()),
+            };
+        }
+        if let Some(e) = current.downcast_ref::<reqwest::Error>() {
+            return unreachable_or(e);
+        }
+        source = current.source();
+    }
+    match error {
+        E::JsonRpcError(e) => Refused::Answered(format!(
+            "answered `initialize` with the JSON-RPC error {}: {}",
+            e.code.0, e.message
+        )),
+        other => Refused::Unreachable(other.to_string()),
+    }
+}
+
+/// A client error: nothing to connect to (tried again), or a TLS or protocol failure (said).
+fn unreachable_or(error: &reqwest::Error) -> Refused {
+    // The innermost cause says it (`Connection refused`, `invalid peer certificate`); the
+    // layers above it repeat the URL and the library's stages.
+    let mut why = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(s) = source {
+        why = s.to_string();
+        source = s.source();
+    }
+    if error.is_connect() && !why.to_lowercase().contains("certificate") {
+        Refused::Unreachable(why)
+    } else {
+        Refused::Answered(format!("could not be spoken to: {why}"))
+    }
+}
+
+/// What an HTTP status in answer to `initialize` means, in one line.
+fn status_said(status: u16) -> String {
+    match status {
+        401 | 403 => format!(
+            "answered `initialize` with HTTP {status} {}: it wants credentials (pass them with `--header`, e.g. `--header 'Authorization: Bearer ${{TOKEN}}'`)",
+            if status == 401 { "Unauthorized" } else { "Forbidden" }
+        ),
+        404 => "answered `initialize` with HTTP 404 Not Found: is not an MCP endpoint (is the path right? the kit's runtime serves `/mcp`)".to_string(),
+        other => format!("answered `initialize` with HTTP {other}: is not an MCP endpoint that takes calls"),
+    }
+}
+
+/// Whether the server runs the manifest under test, from what its `initialize` announced:
+/// `Ok(None)` when it does, `Ok(Some(note))` when it announces none (not built with the kit:
+/// tested all the same), `Err` when it was built from another manifest.
+pub fn compare(
+    remote: &Remote,
+    local: &Manifest,
+    announced: Option<&rmcp::model::MetaObject>,
+) -> Result<Option<String>, String> {
+    let Some(theirs) = announced.and_then(|meta| Identity::from_meta(meta)) else {
+        return Ok(Some(format!(
+            "note: the server at `{}` announces no `holon/manifest` in its `initialize` result (it was not built with holon-kit): which manifest it serves could not be compared",
+            remote.shown()
+        )));
+    };
+    let Some((ours, document)) = Identity::of_text(&local.text) else {
+        return Ok(None);
+    };
+    if theirs.sha256 == ours.sha256 {
+        return Ok(None);
+    }
+    let built = match &theirs.commit {
+        Some(commit) => format!(", built from commit {commit}"),
+        None => String::new(),
+    };
+    let mut message = format!(
+        "the server at `{}` serves another manifest: it announces {}{built}; the manifest under test, `{}`, is {}",
+        remote.shown(),
+        theirs.describe(),
+        local.path.display(),
+        ours.describe()
+    );
+    match provenance::deployed_text(&local.path, &theirs.sha256, theirs.commit.as_deref()) {
+        Some((text, found)) => {
+            let pointer = Identity::of_text(&text)
+                .and_then(|(_, deployed)| {
+                    holon_core::json::first_difference(&deployed, &document).map(|(at, _, _)| at)
+                });
+            if let Some(pointer) = pointer {
+                let at = |doc: &serde_json::Value| match doc.pointer(&pointer) {
+                    Some(value) => holon_core::message::short(value),
+                    None => "nothing".to_string(),
+                };
+                let served = Identity::of_text(&text).map(|(_, d)| at(&d)).unwrap_or_default();
+                message.push_str(&format!(
+                    "\n  first difference: `{pointer}`: the server's says {served}, this one {} (the served manifest is {found})",
+                    at(&document)
+                ));
+            }
+        }
+        None => message.push_str(
+            "\n  (the served manifest's text is not in this repository's history, so where they differ cannot be said)",
+        ),
+    }
+    Err(message)
+}

@@ -1,0 +1,161 @@
+//! One server for a whole nextest run: the test target run as nextest's setup script
+//! (`HOLON_NEXTEST_SETUP=1`) starts the agent's server once, through a keeper, and hands its
+//! address to every trial's process as `HOLON_SERVER_URL` (a `KEY=value` line in
+//! `$NEXTEST_ENV`). nextest has no teardown hook, so the keeper is tied to the nextest process
+//! itself: a copy of the test binary, detached from the setup script, that leads the server's
+//! supervision (`process`: its own group, a watcher, on Linux the kernel's death signal) and
+//! waits for nextest to exit, however it exits, then stops the server and exits. If the keeper
+//! itself is killed, the server's watcher stops it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::exit;
+use crate::process::{ServerProcess, ServerSpec};
+use crate::remote::Remote;
+use crate::settings::SERVER_URL_VAR;
+
+/// Set (to `1`) by the scaffold's `.config/nextest.toml` for the setup script's run of the
+/// test target.
+pub const SETUP_VAR: &str = "HOLON_NEXTEST_SETUP";
+/// Set by the setup script for the keeper it starts: the nextest process's id.
+const KEEPER_VAR: &str = "HOLON_NEXTEST_KEEPER";
+/// The command name of the process the server must not outlive.
+const NEXTEST: &str = "cargo-nextest";
+/// How the keeper tells the setup script where the server listens.
+const READY: &str = "holon-server-url ";
+
+/// Which part of the setup this process plays, when it plays one.
+pub enum Role {
+    /// The setup script: starts the keeper, writes the address into `$NEXTEST_ENV`.
+    Script,
+    /// The keeper of the server, until the nextest process with this id exits.
+    Keeper(i32),
+}
+
+/// The role the environment gives this run of the test target, if any.
+pub fn role() -> Option<Role> {
+    if let Some(pid) = std::env::var(KEEPER_VAR).ok().and_then(|p| p.parse().ok()) {
+        return Some(Role::Keeper(pid));
+    }
+    (std::env::var(SETUP_VAR).as_deref() == Ok("1")).then_some(Role::Script)
+}
+
+/// Plays `role` for the test target whose manifest is at `manifest` and whose server is `spec`;
+/// the exit code.
+pub fn run(
+    role: Role,
+    manifest: &Path,
+    spec: Option<&ServerSpec>,
+    env: &[(String, String)],
+    startup: Duration,
+) -> u8 {
+    let Some(spec) = spec else {
+        eprintln!(
+            "error: `{SETUP_VAR}=1`: this test target has no server to start (`Harness::server_binary`)"
+        );
+        return exit::REFUSED;
+    };
+    let ran = match role {
+        Role::Script => script(),
+        Role::Keeper(nextest) => keep(manifest, spec, env, startup, nextest),
+    };
+    match ran {
+        Ok(()) => exit::OK,
+        Err(e) => {
+            eprintln!("error: {e}");
+            exit::REFUSED
+        }
+    }
+}
+
+/// The setup script: the keeper started and ready, its address written for the trials.
+fn script() -> Result<(), String> {
+    let env_file = std::env::var_os("NEXTEST_ENV").ok_or_else(|| {
+        format!(
+            "`{SETUP_VAR}=1` is for nextest's setup script, which sets `NEXTEST_ENV`; it is not set"
+        )
+    })?;
+    let nextest = crate::supervise::ancestor_named(NEXTEST).ok_or_else(|| {
+        format!("`{SETUP_VAR}=1`: no `{NEXTEST}` process above this one, so the server could not be tied to the run")
+    })?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the test binary: {e}"))?;
+    let mut command = Command::new(exe);
+    command
+        .env(KEEPER_VAR, nextest.to_string())
+        .env_remove(SETUP_VAR)
+        .env_remove("NEXTEST_ENV")
+        // Nothing of nextest's pipes: it waits for those to close before it goes on.
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut keeper = crate::supervise::spawn_detached(&mut command)
+        .map_err(|e| format!("cannot start the server's keeper: {e}"))?;
+    let mut line = String::new();
+    if let Some(out) = keeper.stdout.take() {
+        let _ = BufReader::new(out).read_line(&mut line);
+    }
+    let Some(url) = line.trim().strip_prefix(READY) else {
+        let _ = keeper.wait();
+        return Err(match line.trim() {
+            "" => "the server's keeper ended before the server answered".to_string(),
+            said => said.to_string(),
+        });
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&env_file)
+        .map_err(|e| format!("cannot write `$NEXTEST_ENV`: {e}"))?;
+    writeln!(file, "{SERVER_URL_VAR}={url}")
+        .map_err(|e| format!("cannot write `$NEXTEST_ENV`: {e}"))?;
+    eprintln!(
+        "holon: one server for this run at {url} (keeper pid {}), stopped when nextest (pid {nextest}) exits",
+        keeper.id()
+    );
+    Ok(())
+}
+
+/// The keeper: the server started and answering, its address said, then kept until the
+/// nextest process exits.
+fn keep(
+    manifest: &Path,
+    spec: &ServerSpec,
+    env: &[(String, String)],
+    startup: Duration,
+    nextest: i32,
+) -> Result<(), String> {
+    let said = |line: &str| {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+    };
+    // Watched first: a run the keeper cannot outlast starts no server.
+    let watch = crate::supervise::watch_exit(nextest).map_err(|e| {
+        let why = format!("cannot watch nextest (pid {nextest}): {e}");
+        said(&why);
+        why
+    })?;
+    let runtime = crate::flight::current_thread()?;
+    let dir = match manifest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let started = ServerProcess::start(spec, &dir, env, startup, |port| {
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        Remote::new(&url, Vec::new(), None)
+            .and_then(|remote| remote.connect(&runtime, Duration::from_secs(5)))
+            .is_ok()
+    });
+    let server = match started {
+        Ok(server) => server,
+        Err(e) => {
+            said(&format!("the server did not start: {}", e.message));
+            return Err(e.message);
+        }
+    };
+    said(&format!("{READY}http://127.0.0.1:{}/mcp", server.port));
+    let waited = watch.wait();
+    server.stop();
+    waited.map_err(|e| format!("cannot watch nextest (pid {nextest}): {e}"))
+}
