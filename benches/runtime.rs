@@ -69,6 +69,7 @@ async fn bench() {
 
     let binary = word_stats_binary();
     let server = AgentProcess::start(binary, &[]).await;
+    agent::tls_provider();
     let idle_kb = rss_kb(server.pid());
 
     let client =

@@ -206,6 +206,7 @@ async fn read_by_server(server_port: u16, client: &TcpStream) {
 
 /// Posts `body` (with `headers`) through a fresh client and returns the status and JSON body.
 async fn post(url: &str, body: &str, headers: &[(&str, &str)]) -> (u16, Value) {
+    crate::util::agent::tls_provider();
     let http = reqwest::Client::builder()
         .no_proxy()
         .build()
@@ -231,6 +232,7 @@ async fn post(url: &str, body: &str, headers: &[(&str, &str)]) -> (u16, Value) {
 
 /// A word-stats call through the rmcp client must succeed: the server still serves callers.
 async fn word_stats_answers(url: &str) {
+    crate::util::agent::tls_provider();
     let client = tokio::time::timeout(
         WITHIN,
         ().serve(StreamableHttpClientTransport::from_uri(url.to_string())),
@@ -442,6 +444,7 @@ async fn every_malformed_json_rpc_shape_gets_its_json_rpc_error_as_json() {
         assert!(answer["error"]["message"].is_string(), "{what}: {answer}");
     }
 
+    crate::util::agent::tls_provider();
     // What rmcp refuses by its headers comes back as JSON too.
     let http = reqwest::Client::builder()
         .no_proxy()

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use crate::util::front::{Behaviour, Front};
 use crate::util::{
     AgentProcess, BIN, RUN_LIMIT, code, free_port, output_within_async, root, stderr, stdout, text,
-    word_stats_binary,
+    ticket_triage_binary, word_stats_binary,
 };
 
 const TOKEN: &str = "s3cret-T0KEN-never-printed";
@@ -242,6 +242,64 @@ async fn the_word_stats_binary_serving_one_manifest_fails_first_on_another() {
         "{}",
         text(&out)
     );
+}
+
+#[test]
+fn a_model_backed_server_already_running_is_judged_live_with_no_fault_planted() {
+    // The ticket-triage server, started by hand against a model whose wording varies: what a
+    // deployed model-backed agent is. Its manifest declares the upstream and has recordings.
+    // (The fake model runs on a runtime of its own, outside the test's.)
+    let model = super::upstream::model();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(judged_live(&model));
+}
+
+async fn judged_live(model: &crate::util::fake_model::FakeModel) {
+    let agent = AgentProcess::start(
+        ticket_triage_binary(),
+        &[
+            ("OPENAI_BASE_URL", std::ffi::OsStr::new(&model.url)),
+            ("OPENAI_API_KEY", std::ffi::OsStr::new(super::upstream::KEY)),
+        ],
+    )
+    .await;
+    let manifest = root().join("examples/ticket-triage/holon.yaml");
+    assert!(manifest.with_file_name("recordings").is_dir());
+    // One call at a time, in the examples' order: the model's wording turns with each call, so
+    // two runs give each example two different summaries, at most one of them the recorded one.
+    let mut notes = Vec::new();
+    for _ in 0..2 {
+        let out = run(&mut holon_test(
+            &manifest,
+            &agent.url,
+            &["--concurrency", "1"],
+        ))
+        .await;
+        assert_eq!(code(&out), 0, "{}", text(&out));
+        assert_eq!(
+            passed(&out),
+            [
+                "mcp::a question",
+                "mcp::an empty ticket",
+                "mcp::an outage",
+                "mcp::initialize",
+                "mcp::tools/list"
+            ],
+            "{}",
+            text(&out)
+        );
+        // Nothing can be planted in a server's own upstream calls.
+        assert!(!text(&out).contains("faults::"), "{}", text(&out));
+        notes.extend(
+            stderr(&out)
+                .lines()
+                .filter(|l| l.starts_with("note: live: `mcp::"))
+                .map(|l| l.split('`').nth(1).unwrap_or_default().to_string()),
+        );
+    }
+    notes.sort();
+    notes.dedup();
+    assert_eq!(notes, ["mcp::a question", "mcp::an outage"], "{notes:?}");
 }
 
 /// The official Python SDK's word-stats, which announces no `holon/manifest`, on a free port.

@@ -240,6 +240,7 @@ impl InProcess {
         let server = Server::bind(manifest, agent, addr, shutdown.clone())
             .await
             .unwrap_or_else(|e| panic!("{e}"));
+        crate::util::agent::tls_provider();
         let url = format!("http://{}/mcp", server.addr());
         tokio::spawn(server.run());
         let client =
@@ -284,6 +285,7 @@ impl InProcess {
         body: impl Into<reqwest::Body>,
         headers: &[(&str, &str)],
     ) -> (u16, String) {
+        crate::util::agent::tls_provider();
         let http = reqwest::Client::builder()
             .no_proxy()
             .build()

@@ -17,7 +17,9 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
-pub use agent::{AgentProcess, broken_agent_binary, free_port, word_stats_binary};
+pub use agent::{
+    AgentProcess, broken_agent_binary, free_port, ticket_triage_binary, word_stats_binary,
+};
 pub use outcome::{check, check_arg, check_file, fixtures, human, normalise, one_document};
 pub use paths::{BIN, root};
 pub use running::{Finished, OutputWithin, Running, output_within_async, wait_until};

@@ -36,6 +36,23 @@ pub fn word_stats_binary() -> &'static Path {
     }
 }
 
+/// Installs ring as the process's TLS provider, as the harness does: reqwest is built without
+/// one of its own (`rustls-no-provider`), and a client built before one is installed panics.
+/// Every client a test builds (rmcp's included) comes after this.
+pub fn tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+}
+
+/// The ticket-triage example's server binary (`examples/ticket-triage`), built as
+/// [`word_stats_binary`] is.
+pub fn ticket_triage_binary() -> &'static Path {
+    static BINARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    match BINARY.get_or_init(|| build_binary("ticket-triage")) {
+        Ok(path) => path,
+        Err(message) => panic!("{message}"),
+    }
+}
+
 /// The broken agent's server binary (`tests/fixtures/agents/broken-agent`), built as
 /// [`word_stats_binary`] is: slow and blocking runs on demand, by the value of `top`.
 pub fn broken_agent_binary() -> &'static Path {
@@ -144,6 +161,7 @@ impl AgentProcess {
     /// Starts `binary` with `PORT` set to a free port (and `envs`) and waits until it answers
     /// an MCP `initialize`; a port taken by someone else in between is retried with another.
     pub async fn start(binary: &Path, envs: &[(&str, &OsStr)]) -> AgentProcess {
+        tls_provider();
         let mut last = String::new();
         for _ in 0..PORT_ATTEMPTS {
             let port = free_port();

@@ -67,6 +67,7 @@ impl Front {
             (None, None)
         };
         let (refused, requests) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        super::agent::tls_provider();
         let client = reqwest::Client::builder().no_proxy().build().unwrap();
         let state = (behaviour, client, refused.clone(), requests.clone());
         let task = tokio::spawn(async move {
