@@ -1194,6 +1194,7 @@ fn manifest_schema_agrees_with_check_on_every_fixture() {
         "invalid-name",
         "invalid-version",
         "invalid-tool-name",
+        "example-outcome",
     ];
     let mut manifests: Vec<std::path::PathBuf> = Vec::new();
     for dir in ["tests/fixtures/check", "tests/fixtures/harness"] {
@@ -1223,14 +1224,30 @@ fn manifest_schema_agrees_with_check_on_every_fixture() {
             .iter_errors(&document)
             .map(|e| format!("{} at {}", e, e.instance_path()))
             .collect();
-        let first_structural = report.doc["diagnostics"]
+        let places: Vec<String> = validator
+            .iter_errors(&document)
+            .map(|e| e.instance_path().to_string())
+            .collect();
+        let structural_errors: Vec<&serde_json::Value> = report.doc["diagnostics"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|d| {
+            .filter(|d| {
                 d["severity"] == "error" && structural.contains(&d["check"].as_str().unwrap())
             })
-            .cloned();
+            .collect();
+        // Each structural refusal is one the editor shows too, at its place or at the mapping
+        // that holds it (where a missing or unknown field is).
+        for d in &structural_errors {
+            let pointer = d["pointer"].as_str().unwrap();
+            let parent = pointer.rsplit_once('/').map_or("", |(p, _)| p);
+            assert!(
+                places.iter().any(|p| p == pointer || p == parent),
+                "`{}`: check refuses {d}, but the schema says nothing there: {errors:?}",
+                path.display()
+            );
+        }
+        let first_structural = structural_errors.first().map(|d| (*d).clone());
         if report.doc["accepted"] == true {
             accepted += 1;
             assert!(
