@@ -28,7 +28,7 @@ pub struct Diagnostics<'a> {
 
 /// The diagnostics a check run lists, and how many problems it found but did not list.
 pub struct Found {
-    /// What is listed: at most [`LISTED`] of each check, and for a check past it, one more
+    /// What is listed: at most `LISTED` of each check, and for a check past it, one more
     /// diagnostic that counts what is not listed.
     pub list: Vec<Diagnostic>,
     /// Problems found and not listed, past those each counting diagnostic stands for itself:
@@ -136,7 +136,7 @@ impl<'a> Diagnostics<'a> {
     }
 
     /// Every diagnostic listed, in the order they were added, then for each check that found
-    /// more than [`LISTED`], one that says how many more it found.
+    /// more than `LISTED`, one that says how many more it found.
     pub fn into_list(self) -> Vec<Diagnostic> {
         self.into_found().list
     }
