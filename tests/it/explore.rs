@@ -450,3 +450,43 @@ fn bad_explore_settings_are_refused_clearly() {
         );
     }
 }
+
+#[test]
+fn the_number_of_cases_has_a_maximum_and_past_it_is_refused_before_anything_runs() {
+    // At the maximum: accepted (listed only, so that nothing runs).
+    let mut command = server_cmd("true");
+    command.args(["--explore-cases", "100000", "--", "--list"]);
+    let run = Marker::new().spawn(&mut command).finish(RUN_LIMIT);
+    run.expect_code(0);
+    assert!(run.listed().contains(&"explore::mcp"), "{run}");
+    // One past it, and the count that aborted the process allocating its plan: a usage error,
+    // whether or not the trials would run.
+    for (cases, list) in [("100001", true), ("4000000000", false)] {
+        let mut command = server_cmd("true");
+        command.args(["--explore-cases", cases]);
+        if list {
+            command.args(["--", "--list"]);
+        }
+        let run = Marker::new().spawn(&mut command).finish(RUN_LIMIT);
+        run.expect_code(2);
+        assert!(
+            run.stderr.contains("--explore-cases")
+                && run
+                    .stderr
+                    .contains("from 0 (0 turns explore off) to 100000"),
+            "{run}"
+        );
+    }
+    // In the environment: the harness cannot run, and names the variable.
+    let mut command = server_cmd("true");
+    command
+        .args(["--", "--list"])
+        .env("HOLON_EXPLORE_CASES", "100001");
+    let run = Marker::new().spawn(&mut command).finish(RUN_LIMIT);
+    run.expect_code(1);
+    assert!(
+        run.stderr
+            .contains("error: `HOLON_EXPLORE_CASES=100001`: the number of explore cases must be a whole number from 0 (0 turns explore off) to 100000"),
+        "{run}"
+    );
+}

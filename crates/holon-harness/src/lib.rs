@@ -142,8 +142,9 @@ impl Harness {
     }
 
     /// Cases per explore trial (`explore::function`, `explore::mcp`): inputs generated from
-    /// `interface.input` between the examples. Default 100; 0 turns explore off.
-    /// `HOLON_EXPLORE_CASES` and `--explore-cases` win over this.
+    /// `interface.input` between the examples. Default 100; 0 turns explore off; at most
+    /// 100,000 (past it the run stops, naming the call). `HOLON_EXPLORE_CASES` and
+    /// `--explore-cases` win over this.
     pub fn explore_cases(mut self, cases: u32) -> Harness {
         self.given.explore_cases = Some(cases);
         self

@@ -29,6 +29,11 @@ pub use judge::Outcome;
 /// Cases per trial unless told otherwise.
 pub const DEFAULT_CASES: u32 = 100;
 
+/// The most cases a trial may ask for: each is an input drawn and kept before the first call,
+/// and a call, so a count past this is a typo rather than a plan (100,000 cases of word-stats
+/// take about 6 s in the function pass, far longer through a server).
+pub const MAX_CASES: u32 = 100_000;
+
 /// How a run explores, once its settings are resolved (`crate::settings`).
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -44,12 +49,27 @@ pub struct Settings {
     pub replay: String,
 }
 
-/// A case count: a whole number from 0 (off).
+/// A case count: a whole number from 0 (off) to 100,000 (`MAX_CASES`).
 pub fn parse_cases(text: &str) -> Result<u32, String> {
-    text.parse::<u32>().map_err(|_| {
-        "the number of explore cases must be a whole number from 0 (0 turns explore off)"
-            .to_string()
-    })
+    match text.parse::<u32>() {
+        Ok(cases) => check_cases(cases),
+        Err(_) => Err(cases_wanted()),
+    }
+}
+
+/// `cases`, when it is at most `MAX_CASES`.
+pub fn check_cases(cases: u32) -> Result<u32, String> {
+    if cases <= MAX_CASES {
+        Ok(cases)
+    } else {
+        Err(cases_wanted())
+    }
+}
+
+fn cases_wanted() -> String {
+    format!(
+        "the number of explore cases must be a whole number from 0 (0 turns explore off) to {MAX_CASES}"
+    )
 }
 
 /// A seed: a whole number, decimal or `0x` hexadecimal.
@@ -109,7 +129,8 @@ pub struct Plan {
 /// Draws the plan: the edge cases the gate admits, in order, then random inputs the gate
 /// admits, up to `settings.cases`. `Err` when the generator finds no input the gate admits.
 pub fn plan(manifest: &Manifest, gateway: &Gateway, settings: &Settings) -> Result<Plan, String> {
-    let wanted = settings.cases as usize;
+    // Never more than the settings allow, whoever built them: the plan is held in memory.
+    let wanted = settings.cases.min(MAX_CASES) as usize;
     let schemas = schema::Schemas {
         root: &manifest.interface.input,
         handles: handles(manifest),
