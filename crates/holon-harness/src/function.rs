@@ -14,9 +14,10 @@ use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
-use libtest_mimic::{Failed, Trial};
+use libtest_mimic::Trial;
 
 use super::flight::{Crowded, Retries, Slots};
+use super::record::Fault;
 use super::verdict::judge;
 use crate::bless::{Collector, Pass};
 use holon_core::gateway::Answer;
@@ -46,7 +47,7 @@ pub fn trials(
             super::record::trial(
                 &run.records,
                 format!("function::{}", example.name),
-                move || flight.trial(index).map_err(Failed::from),
+                move || flight.trial(index),
             )
         })
         .collect();
@@ -149,7 +150,7 @@ impl Flight {
     }
 
     /// The `function::<example>` trial for `examples[index]`.
-    fn trial(self: &Arc<Self>, index: usize) -> Result<(), String> {
+    fn trial(self: &Arc<Self>, index: usize) -> Result<(), Fault> {
         self.started.get_or_init(|| self.start());
         // A trial outside the selection (there is none) queues its own call rather than wait
         // for one that was never queued.
@@ -164,13 +165,13 @@ impl Flight {
         let answer = self
             .answers
             .take(index)
-            .ok_or_else(|| "this example's call gave no answer".to_string())?;
+            .ok_or_else(|| Fault::from("this example's call gave no answer".to_string()))?;
         let got = Answer::from(answer);
         let manifest = self.runner.manifest();
         let example = manifest
             .examples
             .get(index)
-            .ok_or_else(|| format!("the manifest has no example {index}"))?;
+            .ok_or_else(|| Fault::from(format!("the manifest has no example {index}")))?;
         if let Some(bless) = &self.bless {
             bless.observe(Pass::Function, manifest.gateway(), example, &got);
         }

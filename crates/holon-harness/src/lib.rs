@@ -44,12 +44,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Arguments, Trial};
 
 use crate::context::Run;
 use crate::explore::Explorer;
 use crate::process::ServerSpec;
-use crate::record::Records;
+use crate::record::{Fault, Records};
 use crate::settings::Layer;
 use holon_core::check;
 use holon_core::gateway::Answer;
@@ -207,7 +207,7 @@ impl Harness {
                 move || {
                     explorer
                         .run("explore::function", &call, None, &explore::Pass::Function)
-                        .map_err(Failed::from)
+                        .map_err(Fault::from)
                 },
             ));
         }
@@ -303,7 +303,7 @@ impl Harness {
         );
         let s = shared.clone();
         trials.push(record::trial(&run.records, "mcp::tools/list", move || {
-            s.tools_list().map_err(Failed::from)
+            s.tools_list().map_err(Fault::from)
         }));
         for (index, example) in run.manifest.examples.iter().enumerate() {
             let (s, name) = (shared.clone(), example.name.clone());
@@ -314,9 +314,9 @@ impl Harness {
                 move || {
                     let result = s.call(index);
                     if let (Err(why), Some(bless)) = (&result, &bless) {
-                        bless.unanswered(bless::Pass::Mcp, &name, why);
+                        bless.unanswered(bless::Pass::Mcp, &name, &why.message);
                     }
-                    result.map_err(Failed::from)
+                    result
                 },
             ));
         }
@@ -337,7 +337,7 @@ impl Harness {
             trials.push(record::trial(&run.records, "explore::mcp", move || {
                 explorer
                     .run("explore::mcp", &call, Some(&(batch, concurrency)), &pass)
-                    .map_err(Failed::from)
+                    .map_err(Fault::from)
             }));
         }
         Some(shared)
@@ -364,6 +364,9 @@ impl Harness {
             (flight.iter().map(|f| f.retry_note())).chain(shared.iter().map(|s| s.retry_note()));
         for note in notes.flatten() {
             eprintln!("\n{note}");
+        }
+        for shared in run.records.shared() {
+            eprintln!("\n{}", record::note(&shared));
         }
         let records = run.records.take();
         if let Some(lines) = &run.lines {

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use super::flight::{Crowded, Retries, Slots};
 use super::process::{ServerProcess, ServerSpec};
+use super::record::Fault;
 use super::verdict;
 use crate::bless::{Collector, Pass};
 use holon_core::gateway::{Answer, Status};
@@ -184,14 +185,16 @@ impl Shared {
 
     /// The `mcp::<example>` trial for `examples[index]`: its call went out with the others
     /// when the first trial asked for the server; this waits for its answer and judges it.
-    pub fn call(self: &Arc<Self>, index: usize) -> Result<(), String> {
+    pub fn call(self: &Arc<Self>, index: usize) -> Result<(), Fault> {
         self.live()?;
         if self
             .selected
             .get()
             .is_some_and(|selected| !selected.contains(&index))
         {
-            return Err("this example's call was not made: its trial was filtered out".into());
+            return Err(Fault::from(
+                "this example's call was not made: its trial was filtered out".to_string(),
+            ));
         }
         self.flight.get_or_init(|| self.launch());
         let got = self
@@ -199,7 +202,7 @@ impl Shared {
             .take(index)
             .unwrap_or_else(|| Err("this example's call was not made".to_string()))?;
         let example = (self.manifest.examples.get(index))
-            .ok_or_else(|| format!("the manifest has no example {index}"))?;
+            .ok_or_else(|| Fault::from(format!("the manifest has no example {index}")))?;
         if let Some(bless) = &self.bless {
             bless.observe(Pass::Mcp, self.manifest.gateway(), example, &got);
         }

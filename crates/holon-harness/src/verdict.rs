@@ -2,13 +2,15 @@
 //! status the gateway would have given. The status and the description of the answer are the
 //! answer's own (`Answer::status`, `Answer::describe`); this adds what the example expected.
 
-use super::compare::diff;
+use super::compare::{diff, differences};
+use super::record::{Cause, Fault};
 use holon_core::gateway::{Answer, Gateway, Status};
 use holon_core::json::equal as json_eq;
 use holon_core::manifest::{Example, Expect};
 
-/// Passes when the answer is exactly what the example promises.
-pub(crate) fn judge(gateway: &Gateway, example: &Example, answer: Answer) -> Result<(), String> {
+/// Passes when the answer is exactly what the example promises; a failure says why, and what
+/// it has in common with other trials' failures.
+pub(crate) fn judge(gateway: &Gateway, example: &Example, answer: Answer) -> Result<(), Fault> {
     let status = answer.status(gateway);
     match (&answer, &example.expect) {
         (Answer::Output(actual), Expect::Output(expected)) => {
@@ -17,7 +19,15 @@ pub(crate) fn judge(gateway: &Gateway, example: &Example, answer: Answer) -> Res
                 return Ok(());
             }
             let violations = gateway.judge_output(actual);
-            let mut message = String::from("the output differs from the example\n");
+            let what = match differences(expected, actual).first() {
+                Some(d) => format!(
+                    "the output differs from the example at {} ({})",
+                    d.place(),
+                    d.kind.words()
+                ),
+                None => "the output differs from the example".to_string(),
+            };
+            let mut message = format!("{what}\n");
             message.push_str(&diff(expected, actual));
             for v in &violations {
                 message.push_str(&format!(
@@ -27,18 +37,31 @@ pub(crate) fn judge(gateway: &Gateway, example: &Example, answer: Answer) -> Res
                 ));
             }
             message.push_str(&format!("\ngateway status: {status}"));
-            Err(message)
+            Err(Fault {
+                message,
+                cause: Some(Cause { status, what }),
+            })
         }
         (_, Expect::Error(want)) if status == Status::Declared(want.clone()) => Ok(()),
-        (Answer::Failed { code, message }, expect) => {
-            failed(&status, code.as_deref(), message, expect)
-        }
-        (_, expect) => Err(format!(
-            "expected {}, got {}{}\ngateway status: {status}",
-            expected(expect),
-            answer.describe(gateway),
-            hint(&answer, expect)
-        )),
+        (Answer::Failed { code, message }, expect) => Err(Fault {
+            message: failed(&status, code.as_deref(), message, expect),
+            cause: Some(Cause {
+                what: answer.describe(gateway),
+                status,
+            }),
+        }),
+        (_, expect) => Err(Fault {
+            message: format!(
+                "expected {}, got {}{}\ngateway status: {status}",
+                expected(expect),
+                answer.describe(gateway),
+                hint(&answer, expect)
+            ),
+            cause: Some(Cause {
+                what: answer.describe(gateway),
+                status,
+            }),
+        }),
     }
 }
 
@@ -52,12 +75,7 @@ fn expected(expect: &Expect) -> String {
 
 /// A failure result against what the example expects: which code it carried, what that means,
 /// and its message.
-fn failed(
-    status: &Status,
-    code: Option<&str>,
-    message: &str,
-    expect: &Expect,
-) -> Result<(), String> {
+fn failed(status: &Status, code: Option<&str>, message: &str, expect: &Expect) -> String {
     let what = match (code, status) {
         (None, _) => "a failure with no `structuredContent.error.code`".to_string(),
         (Some(c), Status::AgentError) => format!("the undeclared code `{c}`"),
@@ -74,10 +92,10 @@ fn failed(
         (_, Status::AgentError) => " (not declared in `interface.errors`)",
         _ => "",
     };
-    Err(format!(
+    format!(
         "expected {}, got {what}{cause}: {message}\ngateway status: {status}",
         expected(expect)
-    ))
+    )
 }
 
 /// What to do about an answer that is not the example's, where the answer alone does not say.
