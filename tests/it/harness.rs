@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{BIN, CARGO_LIMIT, Finished, RUN_LIMIT, Running, root, wait_until};
+use crate::util::{
+    BIN, CARGO_LIMIT, Finished, RUN_LIMIT, Running, root, wait_until, word_stats_with,
+};
 
 // ---------------------------------------------------------------------------------------------
 // The Python server, through `--server-cmd`.
@@ -151,15 +153,10 @@ fn one_cause_is_reported_in_full_once_and_in_one_line_for_every_other_trial() {
 fn integers_past_2_to_the_53_that_differ_are_told_apart_by_path() {
     // The server answers 2^53 + 64 characters; the example says 2^53 + 63, which a float
     // cannot tell from it. Equality is exact, and so is the diff.
-    let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(root().join("tests/fixtures/harness/word-stats.yaml"))
-        .unwrap()
-        .replace(
-            "      characters: 62\n",
-            "      characters: 9007199254741055\n",
-        );
-    let manifest = dir.path().join("holon.yaml");
-    std::fs::write(&manifest, text).unwrap();
+    let (_dir, manifest) = word_stats_with(
+        "      characters: 62\n",
+        "      characters: 9007199254741055\n",
+    );
     Py::new("huge-count")
         .manifest_at(&manifest)
         .run()
@@ -240,6 +237,12 @@ fn a_call_that_hangs_past_timeout_s() {
 fn a_server_that_exits_mid_run() {
     // One call at a time, so the first call is the article's and the order is known.
     let run = Py::new("exit-mid-run").args(&["--concurrency", "1"]).run();
+    // The client's error is said in words, without rmcp's Rust type names.
+    for (name, outcome) in run.trials() {
+        if let Err(message) = outcome {
+            assert!(!message.contains("rmcp::"), "`{name}`: {message}");
+        }
+    }
     run.expect_failed(&[
         (
             "mcp::a short article",

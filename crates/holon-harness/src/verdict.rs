@@ -104,7 +104,10 @@ fn hint(answer: &Answer, expect: &Expect) -> String {
         (Answer::RpcError { .. }, Expect::Error(want)) => format!(
             "\n(a declared failure is a tool result with `isError: true` and `structuredContent.error.code: \"{want}\"`)"
         ),
-        (Answer::HttpStatus(_), _) => {
+        (Answer::HttpStatus { status: 413, .. }, _) => {
+            "\n(this is the server's answer: it refuses a request body this large, which `runtime.limits.max_input_bytes` admits; raise the server's body limit or lower `max_input_bytes`)".into()
+        }
+        (Answer::HttpStatus { .. }, _) => {
             "\n(this is the server's answer, not retried; if it limits the calls in flight, lower `--concurrency`)".into()
         }
         _ => String::new(),

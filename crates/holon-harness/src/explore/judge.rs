@@ -56,7 +56,7 @@ fn one_line(answer: &Answer) -> String {
         Answer::TextOnly(_) => "text only".into(),
         Answer::RpcError { code, .. } => format!("JSON-RPC error {code}"),
         Answer::Hung(_) | Answer::HungAlone(_) => "no answer".into(),
-        Answer::HttpStatus(status) => format!("HTTP {status}"),
+        Answer::HttpStatus { status, .. } => format!("HTTP {status}"),
         Answer::Unreachable(_) => "no answer: the server could not be reached".into(),
     }
 }
@@ -85,7 +85,13 @@ fn answered(answer: &Answer) -> Vec<String> {
         Answer::Hung(limit) | Answer::HungAlone(limit) => {
             vec![format!("# no answer within {limit} s")]
         }
-        Answer::HttpStatus(status) => vec![format!("# HTTP {status} instead of an MCP answer")],
+        Answer::HttpStatus { status, reason, .. } => {
+            let reason = match reason.as_str() {
+                "" => String::new(),
+                words => format!(" {words}"),
+            };
+            vec![format!("# HTTP {status}{reason} instead of an MCP answer")]
+        }
         Answer::Unreachable(_) => vec!["# no answer: the server could not be reached".into()],
     }
 }
