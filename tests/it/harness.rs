@@ -670,7 +670,7 @@ impl Py {
         self
     }
 
-    fn manifest_at(mut self, path: &Path) -> Py {
+    pub(crate) fn manifest_at(mut self, path: &Path) -> Py {
         self.manifest = path.to_path_buf();
         self
     }

@@ -74,12 +74,14 @@ impl<T> Slots<T> {
 }
 
 /// Calls that failed while others were in flight (no answer in time, no connection) and were
-/// tried again alone: the note a run ends with when there were any.
+/// tried again alone, or were not because a call tried alone got no answer either: the note a
+/// run ends with when there were any.
 #[derive(Default)]
 pub struct Retries {
     timed_out: AtomicUsize,
     refused: AtomicUsize,
     answered: AtomicUsize,
+    not_retried: AtomicUsize,
 }
 
 /// Why a call was tried again alone.
@@ -104,26 +106,33 @@ impl Retries {
         }
     }
 
-    /// The note for the end of the run, when a call was tried again alone; `who` names what
+    /// A call timed out among others and was not tried again: one tried alone got no answer
+    /// in time either, so whatever answers does not answer, and a retry would only wait again.
+    pub fn not_retried(&self) {
+        self.not_retried.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The note for the end of the run, when a call failed among others; `who` names what
     /// answered (`the server`, `the agent function`).
     pub fn note(&self, who: &str, concurrency: usize) -> Option<String> {
-        let timed_out = self.timed_out.load(Ordering::Relaxed);
+        let tried_timed_out = self.timed_out.load(Ordering::Relaxed);
         let refused = self.refused.load(Ordering::Relaxed);
         let answered = self.answered.load(Ordering::Relaxed);
+        let not_retried = self.not_retried.load(Ordering::Relaxed);
+        let timed_out = tried_timed_out + not_retried;
         let calls = |n: usize| format!("{n} {}", if n == 1 { "call" } else { "calls" });
+        let were = |n: usize| if n == 1 { "was" } else { "were" };
         let what = match (timed_out, refused) {
             (0, 0) => return None,
             (t, 0) => format!("{} timed out", calls(t)),
             (0, r) => format!("{} could not connect", calls(r)),
             (t, r) => format!("{} timed out and {} could not connect", calls(t), calls(r)),
         };
+        let tried = tried_timed_out + refused;
         let mut note = format!(
-            "note: {what} while other calls were in flight (up to {concurrency} at once), and {} tried again alone: ",
-            if timed_out + refused == 1 {
-                "was"
-            } else {
-                "were"
-            }
+            "note: {what} while other calls were in flight (up to {concurrency} at once), and {} {} tried again alone: ",
+            tried,
+            were(tried)
         );
         if answered > 0 {
             note.push_str(&format!(
@@ -132,6 +141,13 @@ impl Retries {
             ));
         } else {
             note.push_str("none answered alone either, so each is reported as it failed");
+        }
+        if not_retried > 0 {
+            note.push_str(&format!(
+                "; the other {not_retried} {} not tried again, since a call tried alone got no answer in time either: {who} does not answer, and each is reported as `{}`",
+                were(not_retried),
+                holon_core::gateway::Status::Timeout.code()
+            ));
         }
         Some(note)
     }
@@ -173,6 +189,20 @@ mod tests {
             "{note}"
         );
         assert!(note.contains("1 answered in time alone, so the server takes calls one at a time; `--concurrency 1`"), "{note}");
+    }
+
+    #[test]
+    fn the_note_says_which_calls_were_not_tried_again() {
+        let retries = Retries::default();
+        retries.record(Crowded::TimedOut, false);
+        for _ in 0..17 {
+            retries.not_retried();
+        }
+        let note = retries.note("the server", 16).unwrap();
+        assert_eq!(
+            note,
+            "note: 18 calls timed out while other calls were in flight (up to 16 at once), and 1 was tried again alone: none answered alone either, so each is reported as it failed; the other 17 were not tried again, since a call tried alone got no answer in time either: the server does not answer, and each is reported as `timeout`"
+        );
     }
 
     #[test]

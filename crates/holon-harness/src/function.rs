@@ -305,8 +305,17 @@ impl Flight {
         state.running.remove(&index);
         let among_others = crowded || !state.running.is_empty();
         if state.retrying {
-            self.retries.record(Crowded::TimedOut, !is_timeout(&answer));
+            let timed_out = is_timeout(&answer);
+            self.retries.record(Crowded::TimedOut, !timed_out);
             self.answers.put(index, answer);
+            if timed_out {
+                // Alone too: the function does not answer, and each call still to try again
+                // alone would only wait `timeout_s` once more.
+                for index in std::mem::take(&mut state.pending) {
+                    self.retries.not_retried();
+                    self.answers.put(index, Err(not_retried(self.limit())));
+                }
+            }
         } else if is_timeout(&answer) && among_others {
             // It may have waited on the others (a lock, the CPU): alone it may pass.
             state.alone = true;
@@ -475,6 +484,18 @@ impl Solo {
 
 fn is_timeout(answer: &Result<Value, Ended>) -> bool {
     matches!(answer, Err(e) if e.status == Status::Timeout)
+}
+
+/// The answer of a call that timed out among others and was not tried again alone, since a
+/// call tried alone timed out too.
+fn not_retried(limit: Duration) -> Ended {
+    Ended::new(
+        Status::Timeout,
+        format!(
+            "the run passed `runtime.limits.timeout_s` ({} s) among other calls in flight; not tried again alone, since a call tried alone timed out too",
+            limit.as_secs_f64()
+        ),
+    )
 }
 
 /// What a function that blocks its thread past `timeout_s` and the grace did.

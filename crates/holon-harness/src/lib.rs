@@ -334,7 +334,13 @@ impl Harness {
                 reference: differential,
             };
             let (explorer, concurrency) = (explorer.clone(), run.settings.concurrency);
+            let server = shared.clone();
             trials.push(record::trial(&run.records, "explore::mcp", move || {
+                if let Some(why) = server.unanswering() {
+                    return Err(Fault::from(format!(
+                        "explore did not send its cases: {why}"
+                    )));
+                }
                 explorer
                     .run("explore::mcp", &call, Some(&(batch, concurrency)), &pass)
                     .map_err(Fault::from)

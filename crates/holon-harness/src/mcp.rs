@@ -24,8 +24,9 @@ use holon_core::manifest::{Expect, Manifest};
 type Client = RunningService<RoleClient, ()>;
 
 /// Extra time given to a call past `timeout_s`, so the server's own `timeout` answer arrives
-/// before the harness gives up on it.
-const CALL_GRACE: Duration = Duration::from_secs(2);
+/// before the harness gives up on it: on loopback it takes milliseconds. (It was 2 s; every
+/// second of it is paid twice by a server that hangs, in the crowd and alone.)
+const CALL_GRACE: Duration = Duration::from_secs(1);
 
 /// Everything the MCP trials of one process share, started by the first of them.
 pub struct Shared {
@@ -42,6 +43,13 @@ pub struct Shared {
     flight: OnceLock<()>,
     answers: Slots<Result<Answer, String>>,
     retries: Retries,
+    /// Held by a call tried again alone: the retries of the examples and explore's go one at
+    /// a time.
+    retrying: tokio::sync::Mutex<()>,
+    /// A call tried alone got no answer in time: the server does not answer.
+    silent: AtomicBool,
+    /// The server answered a `tools/call` (in time, with anything).
+    answered: AtomicBool,
     bless: Option<Arc<Collector>>,
 }
 
@@ -75,6 +83,9 @@ impl Shared {
             flight: OnceLock::new(),
             answers,
             retries: Retries::default(),
+            retrying: tokio::sync::Mutex::new(()),
+            silent: AtomicBool::new(false),
+            answered: AtomicBool::new(false),
             bless,
         }
     }
@@ -89,6 +100,19 @@ impl Shared {
     /// The note on calls retried alone, for the end of the run.
     pub fn retry_note(&self) -> Option<String> {
         self.retries.note("the server", self.concurrency)
+    }
+
+    /// Why a trial should send no more calls: the server answered none of the run's calls in
+    /// time, and one tried alone got no answer either. Each call would wait `timeout_s` (and
+    /// the grace) for nothing.
+    pub fn unanswering(&self) -> Option<String> {
+        (self.silent.load(Ordering::SeqCst) && !self.answered.load(Ordering::SeqCst)).then(|| {
+            format!(
+                "the server answered none of this run's calls within `runtime.limits.timeout_s` ({} s), and a call tried alone got no answer either\ngateway status: {}",
+                self.manifest.runtime.limits.timeout_s,
+                Status::Timeout
+            )
+        })
     }
 
     fn live(&self) -> Result<&Live, String> {
@@ -147,6 +171,9 @@ impl Shared {
     /// Stops the server, if one was started; the report of a failed run shows its output.
     pub fn stop(&self) -> Option<String> {
         let live = self.state.get()?.as_ref().ok()?;
+        if self.silent.load(Ordering::SeqCst) {
+            live.server.hangs();
+        }
         live.server.stop();
         Some(live.server.output.tail())
     }
@@ -262,12 +289,7 @@ impl Shared {
                 let (Some(input), Some(slot)) = (inputs.get(i), answers.get_mut(i)) else {
                     continue;
                 };
-                let (answer, failed) = self.send(input).await;
-                self.retries.record(why, failed.is_none());
-                *slot = Some(match answer {
-                    Answer::Hung(limit) => Answer::HungAlone(limit),
-                    other => other,
-                });
+                *slot = Some(self.again(why, input).await);
             }
             answers
                 .into_iter()
@@ -341,13 +363,33 @@ impl Shared {
         }
         again.sort_unstable_by_key(|(index, _)| *index);
         for (index, why) in again {
-            let (answer, failed) = self.call_once(index).await;
-            self.retries.record(why, failed.is_none());
-            let answer = match answer {
-                Answer::Hung(limit) => Answer::HungAlone(limit),
-                other => other,
+            let answer = match self.manifest.examples.get(index) {
+                Some(example) => self.again(why, &example.input).await,
+                None => Answer::Unreachable(format!("the manifest has no example {index}")),
             };
             self.answers.put(index, Ok(answer));
+        }
+    }
+
+    /// A call that failed among others (`why`), tried again alone, one retry at a time across
+    /// the run. Once a call tried alone got no answer in time, the server has shown that it
+    /// does not answer: a call that timed out among others is then reported as it failed,
+    /// rather than waiting `timeout_s` again (a server that hangs on every call would
+    /// otherwise cost that for each call in turn).
+    async fn again(&self, why: Crowded, input: &Value) -> Answer {
+        let _alone = self.retrying.lock().await;
+        if why == Crowded::TimedOut && self.silent.load(Ordering::SeqCst) {
+            self.retries.not_retried();
+            return Answer::HungNotRetried(self.manifest.runtime.limits.timeout_s);
+        }
+        let (answer, failed) = self.send(input).await;
+        self.retries.record(why, failed.is_none());
+        match answer {
+            Answer::Hung(limit) => {
+                self.silent.store(true, Ordering::SeqCst);
+                Answer::HungAlone(limit)
+            }
+            other => other,
         }
     }
 
@@ -403,7 +445,11 @@ impl Shared {
         }
         // `timeout_s` counts from when the call is sent. A call given up on is dropped, and
         // rmcp cancels a dropped call with `notifications/cancelled`, as MCP specifies.
-        match tokio::time::timeout(limit, live.client.call_tool(params)).await {
+        let called = tokio::time::timeout(limit, live.client.call_tool(params)).await;
+        if let Ok(Ok(_) | Err(ServiceError::McpError(_))) = &called {
+            self.answered.store(true, Ordering::SeqCst);
+        }
+        match called {
             Err(_) => (
                 Answer::Hung(self.manifest.runtime.limits.timeout_s),
                 Some(Crowded::TimedOut),
@@ -418,7 +464,10 @@ impl Shared {
             ),
             // An HTTP error status is the server's answer, not a flake to hide.
             Ok(Err(e)) => match http_status(&e) {
-                Some(answer) => (answer, None),
+                Some(answer) => {
+                    self.answered.store(true, Ordering::SeqCst);
+                    (answer, None)
+                }
                 None => {
                     let what = format!("the call failed: {}", service_error(&e));
                     match exited(live).await {

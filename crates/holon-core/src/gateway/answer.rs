@@ -32,6 +32,9 @@ pub enum Answer {
     Hung(f64),
     /// No answer within `timeout_s` while other calls were in flight, nor when tried alone.
     HungAlone(f64),
+    /// No answer within `timeout_s` while other calls were in flight, and not tried again
+    /// alone: another call tried alone got no answer either, so the server does not answer.
+    HungNotRetried(f64),
     /// An HTTP error status (413, 429, 503, ...) instead of an MCP answer: the server answered,
     /// with no usable code.
     HttpStatus {
@@ -55,7 +58,7 @@ impl Answer {
             Answer::Output(_) | Answer::TextOnly(_) => Status::InvalidOutput,
             Answer::Failed { code, .. } => Status::of_failure(gateway, code.as_deref()),
             Answer::RpcError { .. } | Answer::HttpStatus { .. } => Status::AgentError,
-            Answer::Hung(_) | Answer::HungAlone(_) => Status::Timeout,
+            Answer::Hung(_) | Answer::HungAlone(_) | Answer::HungNotRetried(_) => Status::Timeout,
             Answer::Unreachable(_) => Status::RuntimeUnavailable,
         }
     }
@@ -107,6 +110,9 @@ impl Answer {
             }
             Answer::HungAlone(limit) => format!(
                 "no answer within `runtime.limits.timeout_s` ({limit} s), even when tried alone after timing out among other calls in flight; it was cancelled (`notifications/cancelled`)"
+            ),
+            Answer::HungNotRetried(limit) => format!(
+                "no answer within `runtime.limits.timeout_s` ({limit} s) among other calls in flight; not tried again alone, since a call tried alone got no answer either"
             ),
             Answer::HttpStatus {
                 status,

@@ -55,7 +55,7 @@ fn one_line(answer: &Answer) -> String {
         Answer::Failed { code: None, .. } => "a failure with no code".into(),
         Answer::TextOnly(_) => "text only".into(),
         Answer::RpcError { code, .. } => format!("JSON-RPC error {code}"),
-        Answer::Hung(_) | Answer::HungAlone(_) => "no answer".into(),
+        Answer::Hung(_) | Answer::HungAlone(_) | Answer::HungNotRetried(_) => "no answer".into(),
         Answer::HttpStatus { status, .. } => format!("HTTP {status}"),
         Answer::Unreachable(_) => "no answer: the server could not be reached".into(),
     }
@@ -82,7 +82,7 @@ fn answered(answer: &Answer) -> Vec<String> {
         Answer::RpcError { code, message } => {
             vec![format!("# JSON-RPC error {code}: {}", comment(message))]
         }
-        Answer::Hung(limit) | Answer::HungAlone(limit) => {
+        Answer::Hung(limit) | Answer::HungAlone(limit) | Answer::HungNotRetried(limit) => {
             vec![format!("# no answer within {limit} s")]
         }
         Answer::HttpStatus { status, reason, .. } => {

@@ -304,6 +304,9 @@ impl Explorer {
         let check = |input: &Value| settle(input, call(input));
         let mut tally = report::Tally::default();
         let mut found = None;
+        // The size of the defect's batch when none of its calls got an answer in time, alone or
+        // among others; 0 otherwise.
+        let mut silent = 0;
         // The cases go out `size` at a time; each batch is judged in plan order, so the first
         // defect found is the first in the plan, whatever the concurrency.
         let size = batch.map_or(1, |(_, n)| (*n).max(1));
@@ -313,6 +316,13 @@ impl Explorer {
                     send(&chunk.iter().map(|c| c.input.clone()).collect::<Vec<_>>())
                 }
                 _ => chunk.iter().map(|c| call(&c.input)).collect(),
+            };
+            let unanswered =
+                |a: &Answer| matches!(a, Answer::HungAlone(_) | Answer::HungNotRetried(_));
+            silent = if gots.len() > 1 && gots.iter().all(unanswered) {
+                gots.len()
+            } else {
+                0
             };
             for (case, got) in chunk.iter().zip(gots) {
                 let outcome = settle(&case.input, got);
@@ -334,12 +344,25 @@ impl Explorer {
         let Some((case, outcome)) = found else {
             return Ok(());
         };
-        let shrunk = shrink::shrink(
-            case.input.clone(),
-            outcome,
-            |v| gateway.admit(v).is_ok(),
-            check,
-        );
+        // A server that answered none of the calls in flight, and none tried alone, does not
+        // fail on this input: each smaller one would only wait `timeout_s` again.
+        let shrunk = if silent > 0 {
+            shrink::Shrunk {
+                input: case.input.clone(),
+                outcome,
+                steps: 0,
+                cut_short: Some(format!(
+                    "none of the {silent} calls in flight with it got an answer in time, nor one tried alone: the server does not answer, whatever the input"
+                )),
+            }
+        } else {
+            shrink::shrink(
+                case.input.clone(),
+                outcome,
+                |v| gateway.admit(v).is_ok(),
+                check,
+            )
+        };
         Err(report::Failure {
             trial: name,
             case,
