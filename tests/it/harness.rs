@@ -1233,3 +1233,28 @@ fn source_commit_unknown_to_the_repository_is_said_and_nothing_without_git() {
     run.expect_code(0);
     assert_eq!(stale_warnings(&run.stderr), Vec::<String>::new(), "{run}");
 }
+
+#[test]
+fn a_git_that_does_not_finish_is_stopped_with_what_it_started_and_said() {
+    // The repository's fsmonitor hook, which `git status` runs, never answers (a hook, a
+    // credential prompt or a network file system hang the same way). The check gives up after
+    // 5 s with git and the hook, says so, and the run passes: `Py::run` finds no process of
+    // the run left, and its 60 s limit is the hook's hour for a git run without a deadline.
+    let repo = Repo::new();
+    let hook = repo.path().join(".git/hanging-fsmonitor");
+    std::fs::write(&hook, "#!/bin/sh\nexec sleep 3600\n").unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    repo.git(&["config", "core.fsmonitor", &hook.display().to_string()]);
+    let started = Instant::now();
+    let warnings = repo.warnings();
+    let took = started.elapsed();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("warning[source-commit-stale]: `source.commit` was not compared with the code under test: `git status` did not finish within 5 s and was stopped (a hook or a prompt that waits?)\n"),
+        "{warnings:?}"
+    );
+    assert!(
+        took >= Duration::from_secs(5),
+        "{took:?}: git was not waited for"
+    );
+}
