@@ -55,6 +55,13 @@ impl<T> Slots<T> {
         self.changed.notify_all();
     }
 
+    /// A guard for a thread that fills the slots: when that thread panics, every slot still
+    /// waiting is filled with `value` as the guard drops, so that no trial waits for ever for
+    /// an answer that nothing will put. On the way out without a panic it does nothing.
+    pub fn on_panic<F: Fn(usize) -> T>(&self, value: F) -> OnPanic<'_, T, F> {
+        OnPanic { slots: self, value }
+    }
+
     /// Waits for slot `i` and takes its answer; `None` if it was taken already.
     pub fn take(&self, i: usize) -> Option<T> {
         let mut state = self.state.lock().ok()?;
@@ -69,6 +76,20 @@ impl<T> Slots<T> {
                 }
                 Slot::Taken => return None,
             }
+        }
+    }
+}
+
+/// See [`Slots::on_panic`].
+pub struct OnPanic<'a, T, F: Fn(usize) -> T> {
+    slots: &'a Slots<T>,
+    value: F,
+}
+
+impl<T, F: Fn(usize) -> T> Drop for OnPanic<'_, T, F> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.slots.close(&self.value);
         }
     }
 }
@@ -203,6 +224,30 @@ mod tests {
             note,
             "note: 18 calls timed out while other calls were in flight (up to 16 at once), and 1 was tried again alone: none answered alone either, so each is reported as it failed; the other 17 were not tried again, since a call tried alone got no answer in time either: the server does not answer, and each is reported as `timeout`"
         );
+    }
+
+    #[test]
+    fn a_filler_that_panics_leaves_no_trial_waiting() {
+        let slots = std::sync::Arc::new(Slots::new(2));
+        let (waiter, filler) = (slots.clone(), slots.clone());
+        let (taken, answer) = std::sync::mpsc::channel();
+        let trial = std::thread::spawn(move || taken.send(waiter.take(1)));
+        let filling = std::thread::spawn(move || {
+            let _guard = filler.on_panic(|_| "the flight failed");
+            filler.put(0, "answered");
+            panic!("a bug in the flight");
+        });
+        assert!(filling.join().is_err());
+        // Without the guard the trial would wait for ever: a bound makes that a failure.
+        let got = answer.recv_timeout(std::time::Duration::from_secs(10));
+        assert_eq!(got, Ok(Some("the flight failed")));
+        assert!(trial.join().is_ok());
+        // What was put before the panic is kept.
+        assert_eq!(slots.take(0), Some("answered"));
+        // A guard dropped without a panic fills nothing.
+        let quiet = Slots::new(1);
+        drop(quiet.on_panic(|_| "closed"));
+        assert!(quiet.put(0, "later"));
     }
 
     #[test]

@@ -195,7 +195,10 @@ impl Flight {
         let me = self.clone();
         let watching = std::thread::Builder::new()
             .name("holon-function-watch".into())
-            .spawn(move || me.watch());
+            .spawn(move || {
+                let _failed = me.answers.on_panic(|_| Err(harness_failed(PANICKED)));
+                me.clone().watch();
+            });
         if let Err(e) = watching {
             self.fail_all(&format!("cannot start a thread for the calls: {e}"));
         }
@@ -213,10 +216,11 @@ impl Flight {
         let spawned = std::thread::Builder::new()
             .name(format!("holon-function-{worker}"))
             .spawn(move || {
+                let _failed = me.answers.on_panic(|_| Err(harness_failed(PANICKED)));
                 // Each worker drives its calls on a runtime of its own: a function that blocks
                 // its thread holds up this worker's calls only.
                 match super::flight::current_thread() {
-                    Ok(runtime) => runtime.block_on(me.work(worker)),
+                    Ok(runtime) => runtime.block_on(me.clone().work(worker)),
                     Err(e) => me.fail_all(&e),
                 }
             });
@@ -226,12 +230,7 @@ impl Flight {
     }
 
     fn fail_all(&self, message: &str) {
-        self.answers.close(|_| {
-            Err(Ended::new(
-                Status::AgentCrashed,
-                format!("the harness could not run the call: {message}"),
-            ))
-        });
+        self.answers.close(|_| Err(harness_failed(message)));
     }
 
     async fn work(self: Arc<Self>, worker: u64) {
@@ -495,6 +494,18 @@ fn not_retried(limit: Duration) -> Ended {
             "the run passed `runtime.limits.timeout_s` ({} s) among other calls in flight; not tried again alone, since a call tried alone timed out too",
             limit.as_secs_f64()
         ),
+    )
+}
+
+/// Why the calls still waiting fail when a thread of the pass panicked (a bug of the harness:
+/// the agent's own panics are caught as `agent_crashed`).
+const PANICKED: &str = "a thread of the function pass panicked (see the panic above)";
+
+/// The answer of a call the harness could not run, and why.
+fn harness_failed(why: &str) -> Ended {
+    Ended::new(
+        Status::AgentCrashed,
+        format!("the harness could not run the call: {why}"),
     )
 }
 

@@ -305,6 +305,12 @@ impl Shared {
         let spawned = std::thread::Builder::new()
             .name("holon-mcp-flight".into())
             .spawn(move || {
+                // A panic here (a bug of the harness or the MCP client) must not leave the
+                // trials waiting for answers: it is on stderr, and each trial fails.
+                let failed =
+                    "the call was not made: the harness's calls failed (see the panic above)";
+                let _tools = me.tools.on_panic(|_| Err(failed.to_string()));
+                let _answers = me.answers.on_panic(|_| Err(failed.to_string()));
                 if let Ok(live) = me.live() {
                     live.runtime.block_on(me.clone().fly());
                 }
