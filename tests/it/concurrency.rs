@@ -376,6 +376,41 @@ fn an_agent_that_takes_one_call_at_a_time_passes_after_retries_alone() {
 }
 
 #[test]
+fn a_call_that_started_alone_but_waited_on_later_ones_is_tried_again_alone() {
+    // One lock, and the first call comes to it 100 ms late: the fifteen others, 40 ms each, go
+    // before it, and it times out at 1 s holding the lock, after all of them have answered.
+    // Nothing else was in flight when it started, nor when it ended, but it waited on the
+    // others: alone it answers in 0.7 s. (Judged by those two moments only, it was a plain
+    // `timeout`, and so was the first call of the test above when it happened to be woken last.)
+    let lock = Arc::new(tokio::sync::Mutex::new(()));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (held, counted) = (lock.clone(), calls.clone());
+    let agent = holon_kit::agent(
+        move |input: crate::word_stats::Input, ctx: holon_kit::Ctx| {
+            let (lock, calls) = (held.clone(), counted.clone());
+            async move {
+                calls.fetch_add(1, Ordering::SeqCst);
+                let first = input.text.starts_with("Call one of sixteen");
+                if first {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                let _one_at_a_time = lock.lock().await;
+                let work = if first { 600 } else { 40 };
+                tokio::time::sleep(Duration::from_millis(work)).await;
+                crate::word_stats::run(input, ctx).await
+            }
+        },
+    );
+    let harness = holon_kit::harness::Harness::new(sixteen()).function(agent);
+    assert_eq!(function_pass(harness, &[]), 0);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        17,
+        "the first call, and only it, is tried again"
+    );
+}
+
+#[test]
 fn an_agent_that_never_answers_is_tried_alone_once() {
     // Sixteen calls that await an hour, `timeout_s: 1`: they time out together, the first is
     // tried again alone and times out too, and the other fifteen are reported as they failed

@@ -102,10 +102,12 @@ impl State {
 struct Running {
     worker: u64,
     started: Instant,
+    /// Another call was in flight at some moment of this one's run.
+    crowded: bool,
 }
 
 enum Next {
-    Run(usize, bool),
+    Run(usize),
     Wait,
     Stop,
 }
@@ -239,8 +241,8 @@ impl Flight {
             tokio::pin!(changed);
             changed.as_mut().enable();
             match self.next(worker) {
-                Next::Run(index, crowded) => {
-                    tokio::spawn(self.clone().call(index, worker, crowded));
+                Next::Run(index) => {
+                    tokio::spawn(self.clone().call(index, worker));
                     // A function that does not await runs to its end here, before the next
                     // call is claimed: this worker's share of the CPU stays one call wide.
                     tokio::task::yield_now().await;
@@ -266,15 +268,21 @@ impl Flight {
         if state.running.len() < limit
             && let Some(index) = state.pending.pop_front()
         {
+            // Each call in flight now has company, the new one included: a call that started
+            // alone may still wait on those that started after it.
             let crowded = !state.running.is_empty();
+            for running in state.running.values_mut() {
+                running.crowded = true;
+            }
             state.running.insert(
                 index,
                 Running {
                     worker,
                     started: Instant::now(),
+                    crowded,
                 },
             );
-            return Next::Run(index, crowded);
+            return Next::Run(index);
         }
         if state.done() {
             return Next::Stop;
@@ -282,7 +290,7 @@ impl Flight {
         Next::Wait
     }
 
-    async fn call(self: Arc<Self>, index: usize, worker: u64, crowded: bool) {
+    async fn call(self: Arc<Self>, index: usize, worker: u64) {
         let answer = match self.runner.manifest().examples.get(index) {
             Some(example) => run_one(&self.runner, example.input.clone()).await,
             None => Err(Ended::new(
@@ -290,17 +298,18 @@ impl Flight {
                 format!("the harness has no example {index} to call"),
             )),
         };
-        self.finish(index, worker, crowded, answer);
+        self.finish(index, worker, answer);
     }
 
-    fn finish(&self, index: usize, worker: u64, crowded: bool, answer: Result<Value, Ended>) {
+    fn finish(&self, index: usize, worker: u64, answer: Result<Value, Ended>) {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
         // A call given up on that returned after all: its answer was given already.
-        if state.running.get(&index).is_none_or(|r| r.worker != worker) {
+        let running = state.running.get(&index).filter(|r| r.worker == worker);
+        let Some(crowded) = running.map(|r| r.crowded) else {
             return;
-        }
+        };
         state.running.remove(&index);
         let among_others = crowded || !state.running.is_empty();
         if state.retrying {

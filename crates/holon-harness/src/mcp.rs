@@ -340,17 +340,22 @@ impl Shared {
         let permits = Arc::new(tokio::sync::Semaphore::new(n));
         let alone = Arc::new(AtomicBool::new(false));
         let in_flight = Arc::new(AtomicUsize::new(0));
+        let started = Arc::new(AtomicUsize::new(0));
         let mut calls = tokio::task::JoinSet::new();
         for index in order {
             let wanted = if alone.load(Ordering::Relaxed) { n } else { 1 };
             let Ok(permit) = permits.clone().acquire_many_owned(wanted as u32).await else {
                 break;
             };
-            let (me, alone, in_flight) = (self.clone(), alone.clone(), in_flight.clone());
+            let (me, alone) = (self.clone(), alone.clone());
+            let (in_flight, started) = (in_flight.clone(), started.clone());
             calls.spawn(async move {
                 let others = in_flight.fetch_add(1, Ordering::SeqCst);
+                let mine = started.fetch_add(1, Ordering::SeqCst);
                 let (answer, failed) = me.call_once(index).await;
-                let crowded = others > 0 || in_flight.load(Ordering::SeqCst) > 1;
+                // Another call was in flight at some moment of this one: at its start, or it
+                // started later (a call that started alone may have waited on those).
+                let crowded = others > 0 || started.load(Ordering::SeqCst) > mine + 1;
                 in_flight.fetch_sub(1, Ordering::SeqCst);
                 drop(permit);
                 if let Some(why) = failed.filter(|_| crowded) {
