@@ -1,10 +1,13 @@
 //! How long `cargo-holon-test check` takes, as a user waits for it: the whole process, start to
 //! exit, on the largest manifest the checks are built for (1,000 examples, and one example whose
 //! input holds 200,000 values), beside the same process on word-stats (the floor: start-up and
-//! a small manifest).
+//! a small manifest); then on the worst cases at the file limit (32 MiB, as many nodes as the
+//! reader takes): one mapping of keys whose last is a duplicate, and a schema of properties
+//! with no description, each of which is a warning.
 //!
-//! `cargo bench --bench check [-- RUNS]` (default 30 runs each, after 2 warm-up runs);
-//! `cargo bench --bench check -- --write FILE` only writes the large manifest, to profile.
+//! `cargo bench --bench check [-- RUNS]` (default 30 runs each, after 2 warm-up runs; a third
+//! of that at the limit); `cargo bench --bench check -- --write FILE` only writes the large
+//! manifest, to profile (`--write-limit DIR` writes the two at the limit).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -30,6 +33,12 @@ fn main() {
         std::fs::write(path, large_manifest()).expect("writing the manifest");
         return;
     }
+    if let Some(at) = args.iter().position(|a| a == "--write-limit") {
+        let dir = Path::new(args.get(at + 1).expect("--write-limit DIR"));
+        std::fs::write(dir.join("duplicate.yaml"), duplicate_at_the_limit()).expect("writing");
+        std::fs::write(dir.join("properties.yaml"), properties_at_the_limit()).expect("writing");
+        return;
+    }
     let runs: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(30);
     let dir = tempfile::tempdir().expect("a temporary folder");
     let large = dir.path().join("holon.yaml");
@@ -39,8 +48,8 @@ fn main() {
     println!("binary: {BIN}");
     println!("runs: {runs} each, after 2 warm-up runs");
     let bytes = std::fs::metadata(&large).map(|m| m.len()).unwrap_or(0);
-    let (large_times, large_cpu) = measure(&large, runs);
-    let (small_times, small_cpu) = measure(&small, runs);
+    let (large_times, large_cpu) = measure(&large, runs, true);
+    let (small_times, small_cpu) = measure(&small, runs, true);
     report(
         &format!(
             "1,000 examples + 200,000 values ({:.2} MB)",
@@ -54,6 +63,37 @@ fn main() {
         "ratio of medians: {:.1}x",
         median(&large_times).as_secs_f64() / median(&small_times).as_secs_f64()
     );
+    // At the limit: fewer runs, each a few seconds.
+    let limit_runs = (runs / 3).max(3);
+    let duplicate = dir.path().join("duplicate.yaml");
+    std::fs::write(&duplicate, duplicate_at_the_limit()).expect("writing the manifest");
+    let properties = dir.path().join("properties.yaml");
+    std::fs::write(&properties, properties_at_the_limit()).expect("writing the manifest");
+    println!("at the limit: {limit_runs} runs each, after 2 warm-up runs");
+    for (what, path, accepted) in [
+        (
+            "one mapping of keys, the last a duplicate",
+            &duplicate,
+            false,
+        ),
+        (
+            "a schema of properties with no description",
+            &properties,
+            true,
+        ),
+    ] {
+        let (times, cpu) = measure(path, limit_runs, accepted);
+        let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        report(
+            &format!("{what} ({:.2} MiB)", bytes as f64 / (1024.0 * 1024.0)),
+            &times,
+            cpu,
+        );
+        println!(
+            "ratio of medians to the large manifest: {:.1}x",
+            median(&times).as_secs_f64() / median(&large_times).as_secs_f64()
+        );
+    }
     if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
         println!(
             "load average (1, 5, 15 min): {}",
@@ -62,9 +102,10 @@ fn main() {
     }
 }
 
-/// Times `runs` whole runs of `check PATH`, each of which must accept the manifest: the wall
-/// time of each, sorted, and the CPU time (user + system) of one run on average.
-fn measure(path: &Path, runs: usize) -> (Vec<Duration>, Option<Duration>) {
+/// Times `runs` whole runs of `check PATH`, each of which must accept the manifest (or refuse
+/// it, when `accepted` is false): the wall time of each, sorted, and the CPU time (user +
+/// system) of one run on average.
+fn measure(path: &Path, runs: usize, accepted: bool) -> (Vec<Duration>, Option<Duration>) {
     let mut times = Vec::with_capacity(runs);
     let mut cpu_before = None;
     for i in 0..runs + 2 {
@@ -79,10 +120,12 @@ fn measure(path: &Path, runs: usize) -> (Vec<Duration>, Option<Duration>) {
             .output()
             .expect("running the binary");
         let took = start.elapsed();
-        assert!(
-            output.status.success(),
-            "`check {}` did not accept the manifest:\n{}",
+        assert_eq!(
+            output.status.code(),
+            Some(if accepted { 0 } else { 1 }),
+            "`check {}` did not {} the manifest:\n{}",
             path.display(),
+            if accepted { "accept" } else { "refuse" },
             String::from_utf8_lossy(&output.stderr)
         );
         if i >= 2 {
@@ -211,5 +254,51 @@ examples:
 ",
         arrays.join(",")
     );
+    text
+}
+
+/// Mapping entries that fill the reader's node budget (a key and its value are two nodes), less
+/// room for the rest of the document.
+fn entries_at_the_limit() -> usize {
+    holon_core::manifest::yaml::MAX_YAML_NODES / 2 - 1000
+}
+
+/// Digits a key needs for `entries` lines of `overhead` bytes besides it to fill the file limit.
+fn key_digits(entries: usize, overhead: usize) -> usize {
+    (holon_core::check::MAX_FILE_BYTES as usize - 64 * 1024) / entries - overhead
+}
+
+/// The worst case of the issue that found the quadratic duplicate search: one mapping of as
+/// many keys as the reader takes, in a file at the size limit, the last key a duplicate of the
+/// first. Refused (`yaml-duplicate-key`).
+fn duplicate_at_the_limit() -> String {
+    let entries = entries_at_the_limit();
+    let digits = key_digits(entries, "  k: 0\n".len());
+    let mut text = String::with_capacity(holon_core::check::MAX_FILE_BYTES as usize);
+    text.push_str("big:\n");
+    for i in 0..entries - 1 {
+        let _ = writeln!(text, "  k{i:0digits$}: 0");
+    }
+    let _ = writeln!(text, "  k{:0digits$}: 0", 0);
+    text
+}
+
+/// The slowest accepted manifest at the limit found while probing: `interface.input` with as
+/// many properties as the reader takes, none described and none with a default, so each is two
+/// warnings (listed up to 1,000 of each, the rest counted), and the schema compiled whole.
+fn properties_at_the_limit() -> String {
+    let entries = entries_at_the_limit();
+    let digits = key_digits(entries, "      p: {}\n".len());
+    let base = std::fs::read_to_string(root().join("tests/fixtures/check/accepted.yaml"))
+        .expect("the accepted fixture");
+    let word = "      word: { type: string, maxLength: 100, description: The word to echo. }\n";
+    let (head, tail) = base.split_once(word).expect("the fixture's input property");
+    let mut text = String::with_capacity(holon_core::check::MAX_FILE_BYTES as usize);
+    text.push_str(head);
+    for i in 0..entries {
+        let _ = writeln!(text, "      p{i:0digits$}: {{}}");
+    }
+    text.push_str(word);
+    text.push_str(tail);
     text
 }

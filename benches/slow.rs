@@ -10,6 +10,12 @@
 //! with default settings, and the peer in the same run: `HOLON_CONCURRENCY=2`, one call per
 //! libtest thread on a 2-core machine, which is how the harness ran before calls went out
 //! together. Each configuration runs three times; the table gives the median and the range.
+//!
+//! Then a server that hangs on every call (tests/fixtures/servers/py_server.py with
+//! `CALL_SLEEP_S=3600`, the official Python SDK) through `cargo-holon-test --server-cmd`, on
+//! word-stats' manifest with its two examples and explore at its defaults, at `timeout_s` 3 and
+//! 10; the peer in the same run is the same server answering at once (its start, `tools/list`,
+//! the calls). `cargo bench -p holon-kit --bench slow -- hang` runs only that part.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -32,7 +38,7 @@ mod common;
 #[path = "../tests/it/util/paths.rs"]
 mod paths;
 
-use paths::root;
+use paths::{BIN, root};
 
 fn main() {
     common::dispatch(
@@ -63,6 +69,15 @@ fn sleep_s() -> f64 {
 }
 
 fn bench() {
+    if std::env::args().any(|a| a == "hang") {
+        hanging();
+        return;
+    }
+    slow();
+    hanging();
+}
+
+fn slow() {
     let dir = tempfile::tempdir().expect("temp dir");
     let runs = 3;
     println!(
@@ -138,4 +153,78 @@ fn write_manifest(path: &Path, n: usize) {
         text.push_str(&format!("  - {entry}\n"));
     }
     std::fs::write(path, text).expect("write manifest");
+}
+
+/// The MCP pass and explore against a server that answers no call, beside the same server
+/// answering at once: what a hang costs before the run goes red, against `timeout_s`.
+fn hanging() {
+    let runs = 3;
+    let python = root().join("target/interop/python");
+    assert!(
+        python.join("mcp").is_dir(),
+        "the official Python MCP SDK is not in `{}`: run `.ci/setup-interop` first",
+        python.display()
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    println!(
+        "hanging server: word-stats' two examples and explore (100 cases), every call sleeping an hour; wall time from spawn to exit, server start included ({runs} runs each)"
+    );
+    println!(
+        "  {:<10} {:<24} {:>9} {:>9} {:>9} {:>14}",
+        "timeout_s", "server", "median", "min", "max", "median/timeout"
+    );
+    let source = std::fs::read_to_string(root().join("tests/fixtures/harness/word-stats.yaml"))
+        .expect("the manifest");
+    for timeout in [3, 10] {
+        let manifest = dir.path().join(format!("holon-{timeout}.yaml"));
+        let text = source.replace("timeout_s: 30,", &format!("timeout_s: {timeout},"));
+        std::fs::write(&manifest, text).expect("write manifest");
+        for (server, hangs) in [
+            ("answers at once (peer)", false),
+            ("hangs on every call", true),
+        ] {
+            let mut times: Vec<Duration> = (0..runs)
+                .map(|_| run_server_cmd(&manifest, &python, hangs))
+                .collect();
+            times.sort();
+            let median = times[runs / 2].as_secs_f64();
+            println!(
+                "  {timeout:<10} {server:<24} {median:>8.2}s {:>8.2}s {:>8.2}s {:>13.2}x",
+                times[0].as_secs_f64(),
+                times[runs - 1].as_secs_f64(),
+                median / f64::from(timeout)
+            );
+        }
+    }
+}
+
+/// One `cargo-holon-test --server-cmd` run of the Python server; a hanging one must fail, an
+/// answering one pass.
+fn run_server_cmd(manifest: &Path, python: &Path, hangs: bool) -> Duration {
+    let script = root().join("tests/fixtures/servers/py_server.py");
+    let mut command = Command::new(BIN);
+    command
+        .arg("--manifest")
+        .arg(manifest)
+        .arg("--server-cmd")
+        .arg(format!("exec python3 '{}'", script.display()))
+        .args(["--", "--quiet", "--color", "never"])
+        .env("MODE", "ok")
+        .env("PYTHONPATH", python)
+        .env_remove("HOLON_EXPLORE_CASES")
+        .env_remove("HOLON_CONCURRENCY");
+    if hangs {
+        command.env("CALL_SLEEP_S", "3600");
+    }
+    let start = Instant::now();
+    let output = command.output().expect("run cargo-holon-test");
+    let took = start.elapsed();
+    assert_eq!(
+        output.status.code(),
+        Some(if hangs { 101 } else { 0 }),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    took
 }

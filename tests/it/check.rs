@@ -80,6 +80,148 @@ fn yaml_deep_nesting_is_refused_without_overflowing_the_stack() {
         .nothing_else();
 }
 
+// A mapping of hundreds of thousands of keys: each check over it is linear in its keys (the
+// duplicate search compared every pair, and each diagnostic was located by a search of the
+// mapping, so these runs did not end). The time is measured in benches/check.rs.
+
+#[test]
+fn a_duplicate_among_200000_keys_is_found_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("holon.yaml");
+    let mut text = String::from("big:\n");
+    for i in 0..200_000 {
+        let _ = writeln!(text, "  key{i:07}: {i}");
+    }
+    text.push_str("  key0000000: again\n");
+    std::fs::write(&path, text).unwrap();
+    check_file(&path)
+        .refused()
+        .error("yaml-duplicate-key", "/big/key0000000", (200_002, 3))
+        .message("duplicate key `key0000000`")
+        .nothing_else();
+}
+
+#[test]
+fn two_hundred_thousand_unknown_keys_list_the_first_thousand_and_count_the_rest() {
+    let keys = 200_000;
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = std::fs::read_to_string(fixtures().join("accepted.yaml")).unwrap();
+    let first = text.lines().count() + 1;
+    for i in 0..keys {
+        let _ = writeln!(text, "key{i:07}: {i}");
+    }
+    std::fs::write(dir.path().join("holon.yaml"), text).unwrap();
+    let outcome = check_file(&dir.path().join("holon.yaml"));
+    assert_eq!(outcome.code, 1);
+    let diagnostics = outcome.doc["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1001);
+    for (i, d) in diagnostics.iter().take(1000).enumerate() {
+        assert_eq!(d["check"], "unknown-field", "{d}");
+        assert_eq!(d["pointer"], format!("/key{i:07}"), "{d}");
+        assert_eq!(d["line"].as_u64(), Some((first + i) as u64), "{d}");
+        assert_eq!(d["column"], 1, "{d}");
+    }
+    // The rest are counted, by one diagnostic of the same check after the last one listed.
+    let rest = &diagnostics[1000];
+    assert_eq!(rest["check"], "unknown-field", "{rest}");
+    assert_eq!(rest["severity"], "error", "{rest}");
+    assert_eq!(rest["pointer"], "", "{rest}");
+    assert_eq!(rest["line"].as_u64(), Some((first + 999) as u64), "{rest}");
+    assert_eq!(
+        rest["message"],
+        "199000 more `unknown-field` errors are not listed: a check lists its first 1000"
+    );
+    let report = human(dir.path(), "holon.yaml");
+    assert_eq!(
+        report.lines().last(),
+        Some("error: `holon.yaml` refused: 200000 errors, 0 warnings")
+    );
+}
+
+#[test]
+fn diagnostics_on_one_long_line_are_each_shown_in_a_short_window() {
+    // The whole manifest as one line of JSON (which is YAML), then a thousand unknown keys,
+    // each with a long value: a line of 30 MB, with a diagnostic every 30 KB.
+    let keys = 1000;
+    let text = std::fs::read_to_string(fixtures().join("accepted.yaml")).unwrap();
+    let options = serde_saphyr::options! { strict_booleans: true };
+    let manifest: serde_json::Value = serde_saphyr::from_str_with_options(&text, options).unwrap();
+    let mut line = manifest.to_string();
+    line.pop();
+    let value = "v".repeat(30_000);
+    for i in 0..keys {
+        let _ = write!(line, ",\"key{i:04}\":\"{value}\"");
+    }
+    line.push('}');
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("holon.yaml"), format!("{line}\n")).unwrap();
+    let report = human(dir.path(), "holon.yaml");
+    assert_eq!(report.matches("error[unknown-field]").count(), keys);
+    assert!(
+        report.lines().all(|l| l.len() < 200),
+        "a line is too long to read"
+    );
+    // Each window shows its own key, the caret under its opening quote.
+    let lines: Vec<&str> = report.lines().collect();
+    for i in [0, keys / 2, keys - 1] {
+        let key = format!("\"key{i:04}\"");
+        let heading = format!("unknown field `key{i:04}` in the manifest");
+        let at = lines.iter().position(|l| l.ends_with(&heading)).unwrap();
+        let (source, caret) = (lines[at + 3], lines[at + 4]);
+        let column = caret.find('^').unwrap();
+        assert_eq!(
+            &source[column..column + key.len()],
+            key,
+            "{source}\n{caret}"
+        );
+    }
+}
+
+#[test]
+fn thirty_thousand_codes_and_examples_are_each_checked_once() {
+    // Every example fails with a code that is not declared, and no declared code has an
+    // example: each example was compared with every code (and each code with every example).
+    let n = 30_000;
+    let text = std::fs::read_to_string(fixtures().join("accepted.yaml")).unwrap();
+    let mut errors = String::from("  errors:\n");
+    for i in 0..n {
+        let _ = writeln!(errors, "    - {{ code: c{i:05}, description: d }}");
+    }
+    let mut text = text.replace(
+        "  errors:\n    - { code: empty_word, description: The word is empty. }\n",
+        &errors,
+    );
+    text = text.replace("    error: empty_word\n", "    error: c00000\n");
+    for i in 0..n {
+        let _ = writeln!(
+            text,
+            "  - {{ name: e{i:05}, input: {{ word: a }}, error: x{i:05} }}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("holon.yaml"), text).unwrap();
+    let outcome = check_file(&dir.path().join("holon.yaml"));
+    let counted = |check: &str| -> Vec<String> {
+        (outcome.doc["diagnostics"].as_array().unwrap().iter())
+            .filter(|d| d["check"] == check && d["pointer"] == "")
+            .map(|d| d["message"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        counted("example-error-undeclared"),
+        [
+            "29000 more `example-error-undeclared` errors are not listed: a check lists its first 1000"
+        ]
+    );
+    // `c00000` has its example.
+    assert_eq!(
+        counted("error-without-example"),
+        [
+            "28999 more `error-without-example` warnings are not listed: a check lists its first 1000"
+        ]
+    );
+}
+
 #[test]
 fn empty_file() {
     check("empty.yaml")
@@ -1052,6 +1194,7 @@ fn manifest_schema_agrees_with_check_on_every_fixture() {
         "invalid-name",
         "invalid-version",
         "invalid-tool-name",
+        "example-outcome",
     ];
     let mut manifests: Vec<std::path::PathBuf> = Vec::new();
     for dir in ["tests/fixtures/check", "tests/fixtures/harness"] {
@@ -1081,14 +1224,30 @@ fn manifest_schema_agrees_with_check_on_every_fixture() {
             .iter_errors(&document)
             .map(|e| format!("{} at {}", e, e.instance_path()))
             .collect();
-        let first_structural = report.doc["diagnostics"]
+        let places: Vec<String> = validator
+            .iter_errors(&document)
+            .map(|e| e.instance_path().to_string())
+            .collect();
+        let structural_errors: Vec<&serde_json::Value> = report.doc["diagnostics"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|d| {
+            .filter(|d| {
                 d["severity"] == "error" && structural.contains(&d["check"].as_str().unwrap())
             })
-            .cloned();
+            .collect();
+        // Each structural refusal is one the editor shows too, at its place or at the mapping
+        // that holds it (where a missing or unknown field is).
+        for d in &structural_errors {
+            let pointer = d["pointer"].as_str().unwrap();
+            let parent = pointer.rsplit_once('/').map_or("", |(p, _)| p);
+            assert!(
+                places.iter().any(|p| p == pointer || p == parent),
+                "`{}`: check refuses {d}, but the schema says nothing there: {errors:?}",
+                path.display()
+            );
+        }
+        let first_structural = structural_errors.first().map(|d| (*d).clone());
         if report.doc["accepted"] == true {
             accepted += 1;
             assert!(

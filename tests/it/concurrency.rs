@@ -149,6 +149,81 @@ fn a_server_that_takes_one_call_at_a_time_passes_at_concurrency_1_with_no_retry(
     assert!(!run.stderr.contains("tried again alone"), "{run}");
 }
 
+/// word-stats' examples and explore, with libtest's `args`, against the Python server with
+/// every call sleeping an hour, at `timeout_s: 3`.
+fn hanging(args: &[&str]) -> crate::util::Finished {
+    let (_dir, manifest) = crate::util::word_stats_with("timeout_s: 30,", "timeout_s: 3,");
+    Py::new("ok")
+        .manifest_at(&manifest)
+        .explore()
+        .env("CALL_SLEEP_S", "3600")
+        .libtest(args)
+        .run()
+}
+
+#[test]
+fn a_server_that_hangs_on_every_call_is_tried_alone_once() {
+    // Every call sleeps an hour, `timeout_s: 3`. The two examples time out together; one is
+    // tried again alone and times out too: the server does not answer, so the other is
+    // reported without waiting again, and explore, which starts after them on two test
+    // threads, sends nothing. (Each call retried alone in turn, explore's too, took 97 s.)
+    let started = std::time::Instant::now();
+    let run = hanging(&["--test-threads", "2"]);
+    let took = started.elapsed();
+    run.expect_failed(&[
+        (
+            "mcp::a short article",
+            &[
+                "no answer within `runtime.limits.timeout_s` (3 s), even when tried alone",
+                "gateway status: timeout",
+            ],
+        ),
+        (
+            "mcp::an empty document",
+            &[
+                "no answer within `runtime.limits.timeout_s` (3 s) among other calls in flight; not tried again alone, since a call tried alone got no answer either",
+                "gateway status: timeout",
+            ],
+        ),
+        (
+            "explore::mcp",
+            &[
+                "explore did not send its cases: the server answered none of this run's calls within `runtime.limits.timeout_s` (3 s), and a call tried alone got no answer either",
+                "gateway status: timeout",
+            ],
+        ),
+    ]);
+    assert!(
+        run.stderr.contains(
+            "note: 2 calls timed out while other calls were in flight (up to 16 at once), and 1 was tried again alone: none answered alone either, so each is reported as it failed; the other 1 was not tried again, since a call tried alone got no answer in time either: the server does not answer, and each is reported as `timeout`"
+        ),
+        "{run}"
+    );
+    // Two rounds of `timeout_s` and the grace, and the server's start: about 10 s. The bound
+    // leaves a loaded machine its slack; a retry for each call in turn does not fit in it.
+    assert!(took < Duration::from_secs(30), "{took:?}\n{run}");
+}
+
+#[test]
+fn explore_s_cases_on_a_server_that_hangs_are_tried_alone_once_and_not_shrunk() {
+    // `explore::mcp` alone: its first sixteen cases time out together, one is tried again
+    // alone and times out too; no other is, and no smaller input is tried.
+    let run = hanging(&["--exact", "explore::mcp"]);
+    run.expect_failed(&[(
+        "explore::mcp",
+        &[
+            "a paying caller would get `timeout` for",
+            "shrunk in 0 steps (none of the 16 calls in flight with it got an answer in time, nor one tried alone: the server does not answer, whatever the input)",
+            "gateway status: timeout",
+        ],
+    )]);
+    assert!(
+        run.stderr
+            .contains("and 1 was tried again alone: none answered alone either, so each is reported as it failed; the other 15 were not tried again"),
+        "{run}"
+    );
+}
+
 #[test]
 fn http_429_is_the_server_s_answer_not_a_flake() {
     Py::new("ok")
@@ -298,6 +373,57 @@ fn an_agent_that_takes_one_call_at_a_time_passes_after_retries_alone() {
         .function(counted.agent(Duration::from_millis(200), true));
     assert_eq!(function_pass(harness, &[]), 0);
     assert!(counted.calls() > 16, "no call was tried again");
+}
+
+#[test]
+fn a_call_that_started_alone_but_waited_on_later_ones_is_tried_again_alone() {
+    // One lock, and the first call comes to it 100 ms late: the fifteen others, 40 ms each, go
+    // before it, and it times out at 1 s holding the lock, after all of them have answered.
+    // Nothing else was in flight when it started, nor when it ended, but it waited on the
+    // others: alone it answers in 0.7 s. (Judged by those two moments only, it was a plain
+    // `timeout`, and so was the first call of the test above when it happened to be woken last.)
+    let lock = Arc::new(tokio::sync::Mutex::new(()));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (held, counted) = (lock.clone(), calls.clone());
+    let agent = holon_kit::agent(
+        move |input: crate::word_stats::Input, ctx: holon_kit::Ctx| {
+            let (lock, calls) = (held.clone(), counted.clone());
+            async move {
+                calls.fetch_add(1, Ordering::SeqCst);
+                let first = input.text.starts_with("Call one of sixteen");
+                if first {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                let _one_at_a_time = lock.lock().await;
+                let work = if first { 600 } else { 40 };
+                tokio::time::sleep(Duration::from_millis(work)).await;
+                crate::word_stats::run(input, ctx).await
+            }
+        },
+    );
+    let harness = holon_kit::harness::Harness::new(sixteen()).function(agent);
+    assert_eq!(function_pass(harness, &[]), 0);
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        17,
+        "the first call, and only it, is tried again"
+    );
+}
+
+#[test]
+fn an_agent_that_never_answers_is_tried_alone_once() {
+    // Sixteen calls that await an hour, `timeout_s: 1`: they time out together, the first is
+    // tried again alone and times out too, and the other fifteen are reported as they failed
+    // (each retried alone in turn took fifteen more seconds).
+    let counted = Counted::default();
+    let harness = holon_kit::harness::Harness::new(sixteen())
+        .function(counted.agent(Duration::from_secs(3600), false));
+    assert_eq!(function_pass(harness, &[]), 101);
+    assert_eq!(
+        counted.calls(),
+        17,
+        "one call, and only one, is tried again"
+    );
 }
 
 #[test]

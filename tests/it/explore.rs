@@ -8,7 +8,7 @@
 use std::process::Command;
 
 use super::harness::{Marker, Py};
-use crate::util::{BIN, CARGO_LIMIT, Finished, RUN_LIMIT, root};
+use crate::util::{BIN, CARGO_LIMIT, Finished, RUN_LIMIT, root, word_stats_with};
 
 /// The broken agent with one latent defect, through `cargo holon-test` at its defaults.
 fn rust(mode: &str) -> Finished {
@@ -298,6 +298,106 @@ fn a_correct_typescript_sdk_server_passes() {
     assert_eq!(run.trials().get("explore::mcp"), Some(&Ok(())), "{run}");
 }
 
+/// The official TypeScript SDK's express app (`createMcpExpressApp`), which keeps express's
+/// 100 KB body limit and refuses a larger call with HTTP 413 and an HTML page, through
+/// `--server-cmd` on `manifest`.
+fn express_server(manifest: &std::path::Path) -> Command {
+    let node = root().join("tests/interop/node");
+    assert!(
+        node.join("node_modules/@modelcontextprotocol/sdk").is_dir(),
+        "the TypeScript SDK is not installed: run `.ci/setup-interop` first"
+    );
+    let mut command = Command::new(BIN);
+    command
+        .arg("--manifest")
+        .arg(manifest)
+        .arg("--server-cmd")
+        .arg(format!(
+            "EXPRESS=1 node '{}'",
+            node.join("server.mjs").display()
+        ))
+        .env_remove("HOLON_EXPLORE_CASES")
+        .env_remove("HOLON_EXPLORE_SEED")
+        .args(["--", "--format", "json"]);
+    command
+}
+
+/// What no report may show of a server's HTTP error: rmcp's Rust type names, the error page.
+fn no_internals(text: &str) {
+    for internal in [
+        "rmcp::",
+        "WorkerTransport",
+        "reqwest::",
+        "<!DOCTYPE",
+        "<html",
+        "<pre>",
+    ] {
+        assert!(!text.contains(internal), "`{internal}` in:\n{text}");
+    }
+}
+
+#[test]
+fn a_server_that_refuses_a_large_body_with_http_413_answered_and_is_shrunk() {
+    let marker = Marker::new();
+    let manifest = root().join("tests/fixtures/harness/word-stats.yaml");
+    let run = marker
+        .spawn(&mut express_server(&manifest))
+        .finish(RUN_LIMIT);
+    marker.assert_none_left();
+    run.expect_failed(&[(
+        "explore::mcp",
+        &[
+            "explore found an input the gateway admits that a paying caller would get `agent_error` for",
+            "the server answered HTTP 413 Payload Too Large instead of a tool result: \"PayloadTooLargeError: request entity too large\"",
+            "edge case `/text` at `maxLength` (1000000 characters); shrunk in ",
+            "gateway status: agent_error",
+        ],
+    )]);
+    let message = failure(&run);
+    no_internals(&message);
+    // The server answered: the shrinking went on, to a text it still refuses, within twice
+    // express's limit of 102,400 bytes (it halves).
+    assert!(!message.contains("shrunk in 0 steps"), "{message}");
+    assert!(!message.contains("cannot be reached"), "{message}");
+    let bytes: usize = message
+        .split_once("the input is ")
+        .and_then(|(_, rest)| rest.split_once(" bytes of YAML"))
+        .and_then(|(n, _)| n.parse().ok())
+        .unwrap_or_else(|| panic!("no size of the shrunk input:\n{message}"));
+    assert!(
+        (100_000..204_800).contains(&bytes),
+        "{bytes} bytes\n{message}"
+    );
+    // Nothing was retried: an answer is not a flake.
+    assert!(!run.stderr.contains("tried again alone"), "{run}");
+}
+
+#[test]
+fn an_example_the_server_refuses_with_http_413_says_so_and_why() {
+    // An example of 150,000 characters: within `max_input_bytes`, past the server's 100 KB.
+    let (_dir, manifest) = word_stats_with(
+        "examples:\n",
+        &format!(
+            "examples:\n  - name: a long text\n    input: {{ text: \"{}\" }}\n    output: {{ characters: 150000, words: 75000, top_words: [{{ word: a, count: 75000 }}], reading_time_s: 19566 }}\n",
+            "a ".repeat(75_000)
+        ),
+    );
+    let marker = Marker::new();
+    let mut command = express_server(&manifest);
+    command.env("HOLON_EXPLORE_CASES", "0");
+    let run = marker.spawn(&mut command).finish(RUN_LIMIT);
+    marker.assert_none_left();
+    run.expect_failed(&[(
+        "mcp::a long text",
+        &[
+            "expected an output, got the server answered HTTP 413 Payload Too Large instead of a tool result: \"PayloadTooLargeError: request entity too large\"",
+            "(this is the server's answer: it refuses a request body this large, which `runtime.limits.max_input_bytes` admits",
+            "gateway status: agent_error",
+        ],
+    )]);
+    no_internals(&run.trials()["mcp::a long text"].clone().unwrap_err());
+}
+
 #[test]
 fn nextest_runs_the_explore_trials_each_in_its_own_process() {
     let marker = Marker::new();
@@ -449,4 +549,44 @@ fn bad_explore_settings_are_refused_clearly() {
             "{run}"
         );
     }
+}
+
+#[test]
+fn the_number_of_cases_has_a_maximum_and_past_it_is_refused_before_anything_runs() {
+    // At the maximum: accepted (listed only, so that nothing runs).
+    let mut command = server_cmd("true");
+    command.args(["--explore-cases", "100000", "--", "--list"]);
+    let run = Marker::new().spawn(&mut command).finish(RUN_LIMIT);
+    run.expect_code(0);
+    assert!(run.listed().contains(&"explore::mcp"), "{run}");
+    // One past it, and the count that aborted the process allocating its plan: a usage error,
+    // whether or not the trials would run.
+    for (cases, list) in [("100001", true), ("4000000000", false)] {
+        let mut command = server_cmd("true");
+        command.args(["--explore-cases", cases]);
+        if list {
+            command.args(["--", "--list"]);
+        }
+        let run = Marker::new().spawn(&mut command).finish(RUN_LIMIT);
+        run.expect_code(2);
+        assert!(
+            run.stderr.contains("--explore-cases")
+                && run
+                    .stderr
+                    .contains("from 0 (0 turns explore off) to 100000"),
+            "{run}"
+        );
+    }
+    // In the environment: the harness cannot run, and names the variable.
+    let mut command = server_cmd("true");
+    command
+        .args(["--", "--list"])
+        .env("HOLON_EXPLORE_CASES", "100001");
+    let run = Marker::new().spawn(&mut command).finish(RUN_LIMIT);
+    run.expect_code(1);
+    assert!(
+        run.stderr
+            .contains("error: `HOLON_EXPLORE_CASES=100001`: the number of explore cases must be a whole number from 0 (0 turns explore off) to 100000"),
+        "{run}"
+    );
 }

@@ -20,9 +20,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
 
-use crate::util::{
-    AgentProcess, broken_agent_binary, check_arg, output_within_async, root, run, word_stats_binary,
-};
+use crate::util::{AgentProcess, check_arg, output_within_async, root, run, word_stats_binary};
 
 // ---------------------------------------------------------------------------------------------
 // `check` never blocks on a file and never reads past its limit.
@@ -171,37 +169,6 @@ async fn closed_by_server(stream: &mut TcpStream) {
     })
     .await;
     assert!(ended.is_ok(), "the server kept the connection open");
-}
-
-/// Waits until the server has accepted the connection from `client` and read every byte sent
-/// on it so far (Linux's socket table shows an accepted socket with an empty receive queue):
-/// from then on the request is the server's, not the kernel's.
-async fn read_by_server(server_port: u16, client: &TcpStream) {
-    let client_port = client.local_addr().expect("a local address").port();
-    let local = format!("0100007F:{server_port:04X}");
-    let remote = format!("0100007F:{client_port:04X}");
-    let mut pause = Duration::from_millis(1);
-    let started = std::time::Instant::now();
-    loop {
-        let table = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp");
-        let read = table.lines().any(|line| {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            f.len() > 9
-                && f[1] == local
-                && f[2] == remote
-                && f[4].ends_with(":00000000")
-                && f[9] != "0"
-        });
-        if read {
-            return;
-        }
-        assert!(
-            started.elapsed() < WITHIN,
-            "the server never read the request"
-        );
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(Duration::from_millis(50));
-    }
 }
 
 /// Posts `body` (with `headers`) through a fresh client and returns the status and JSON body.
@@ -681,86 +648,125 @@ async fn floats_for_integers_at_every_depth_reach_a_typed_function_in_both_passe
 // A deploy's SIGTERM.
 // ---------------------------------------------------------------------------------------------
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_answers_the_call_in_flight_closes_a_half_sent_one_at_once_and_exits_0() {
-    let fixture = root().join("tests/fixtures/runtime/broken-agent-slow.yaml");
-    let mut server = AgentProcess::start(
-        broken_agent_binary(),
-        &[("HOLON_MANIFEST", fixture.as_os_str())],
-    )
-    .await;
-    // `top: 40` runs 1.5 s before it answers the word statistics.
-    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
-        "params": {"name": "broken_stats", "arguments": {"text": "a b a", "top": 40}}})
-    .to_string();
-    let mut full = sent(server.port, &request(server.port, &body)).await;
-    let mut half = sent(server.port, &half_sent(server.port)).await;
-    read_by_server(server.port, &full).await;
-    read_by_server(server.port, &half).await;
+/// Linux only: a SIGTERM must reach the server after it has read the request, and only Linux's
+/// socket table (`/proc/net/tcp`) shows that; macOS has no such file to read.
+#[cfg(target_os = "linux")]
+mod sigterm {
+    use super::*;
+    use crate::util::broken_agent_binary;
 
-    server.signal(libc::SIGTERM);
-    // The half-sent request is dropped at once, while the call in flight still runs.
-    let mut buf = [0u8; 64];
-    tokio::select! {
-        read = half.read(&mut buf) => assert!(
-            matches!(read, Ok(0) | Err(_)),
-            "the half-sent request got an answer: {:?}",
-            String::from_utf8_lossy(&buf)
-        ),
-        _ = full.readable() => panic!("the call in flight ended before the half-sent one was closed"),
+    /// Waits until the server has accepted the connection from `client` and read every byte sent
+    /// on it so far (Linux's socket table shows an accepted socket with an empty receive queue):
+    /// from then on the request is the server's, not the kernel's.
+    async fn read_by_server(server_port: u16, client: &TcpStream) {
+        let client_port = client.local_addr().expect("a local address").port();
+        let local = format!("0100007F:{server_port:04X}");
+        let remote = format!("0100007F:{client_port:04X}");
+        let mut pause = Duration::from_millis(1);
+        let started = std::time::Instant::now();
+        loop {
+            let table = std::fs::read_to_string("/proc/net/tcp").expect("/proc/net/tcp");
+            let read = table.lines().any(|line| {
+                let f: Vec<&str> = line.split_whitespace().collect();
+                f.len() > 9
+                    && f[1] == local
+                    && f[2] == remote
+                    && f[4].ends_with(":00000000")
+                    && f[9] != "0"
+            });
+            if read {
+                return;
+            }
+            assert!(
+                started.elapsed() < WITHIN,
+                "the server never read the request"
+            );
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(50));
+        }
     }
-    // A new connection is no longer accepted.
-    assert!(
-        TcpStream::connect(("127.0.0.1", server.port))
-            .await
-            .is_err(),
-        "the server still accepts connections after SIGTERM"
-    );
-    let (status, _, answer) = response(&mut full).await;
-    assert_eq!(status, 200, "{answer}");
-    assert_eq!(answer["id"], 9);
-    assert_eq!(
-        answer["result"]["structuredContent"],
-        json!({"characters": 5, "words": 3, "reading_time_s": 1,
-               "top_words": [{"word": "a", "count": 2}, {"word": "b", "count": 1}]}),
-        "{answer}"
-    );
-    let status = server
-        .wait(WITHIN)
-        .await
-        .expect("the server exits after the drain");
-    assert!(
-        status.success(),
-        "SIGTERM must end the server with 0, got {status}"
-    );
-    assert!(!server.stderr().contains("panicked"), "{}", server.stderr());
-}
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_with_a_call_that_never_ends_still_exits_0_after_timeout_s_and_the_grace() {
-    // The broken agent's own manifest: `timeout_s: 1`; `top: 39` blocks its thread for ever.
-    let mut server = AgentProcess::start(
-        broken_agent_binary(),
-        &env(&[("HOLON_SHUTDOWN_GRACE_S", "0.5")]),
-    )
-    .await;
-    let body = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-        "params": {"name": "broken_stats", "arguments": {"text": "a b", "top": 39}}})
-    .to_string();
-    let mut stuck = sent(server.port, &request(server.port, &body)).await;
-    read_by_server(server.port, &stuck).await;
-    server.signal(libc::SIGTERM);
-    let (status, _, answer) = response(&mut stuck).await;
-    assert_eq!(status, 200, "{answer}");
-    assert_eq!(
-        answer["result"]["structuredContent"]["error"]["code"], "timeout",
-        "{answer}"
-    );
-    let status = server
-        .wait(WITHIN)
-        .await
-        .expect("a blocked function held the exit");
-    assert!(status.success(), "got {status}");
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sigterm_answers_the_call_in_flight_closes_a_half_sent_one_at_once_and_exits_0() {
+        let fixture = root().join("tests/fixtures/runtime/broken-agent-slow.yaml");
+        let mut server = AgentProcess::start(
+            broken_agent_binary(),
+            &[("HOLON_MANIFEST", fixture.as_os_str())],
+        )
+        .await;
+        // `top: 40` runs 1.5 s before it answers the word statistics.
+        let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": {"name": "broken_stats", "arguments": {"text": "a b a", "top": 40}}})
+        .to_string();
+        let mut full = sent(server.port, &request(server.port, &body)).await;
+        let mut half = sent(server.port, &half_sent(server.port)).await;
+        read_by_server(server.port, &full).await;
+        read_by_server(server.port, &half).await;
+
+        server.signal(libc::SIGTERM);
+        // The half-sent request is dropped at once, while the call in flight still runs.
+        let mut buf = [0u8; 64];
+        tokio::select! {
+            read = half.read(&mut buf) => assert!(
+                matches!(read, Ok(0) | Err(_)),
+                "the half-sent request got an answer: {:?}",
+                String::from_utf8_lossy(&buf)
+            ),
+            _ = full.readable() => panic!("the call in flight ended before the half-sent one was closed"),
+        }
+        // A new connection is no longer accepted.
+        assert!(
+            TcpStream::connect(("127.0.0.1", server.port))
+                .await
+                .is_err(),
+            "the server still accepts connections after SIGTERM"
+        );
+        let (status, _, answer) = response(&mut full).await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["id"], 9);
+        assert_eq!(
+            answer["result"]["structuredContent"],
+            json!({"characters": 5, "words": 3, "reading_time_s": 1,
+                   "top_words": [{"word": "a", "count": 2}, {"word": "b", "count": 1}]}),
+            "{answer}"
+        );
+        let status = server
+            .wait(WITHIN)
+            .await
+            .expect("the server exits after the drain");
+        assert!(
+            status.success(),
+            "SIGTERM must end the server with 0, got {status}"
+        );
+        assert!(!server.stderr().contains("panicked"), "{}", server.stderr());
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sigterm_with_a_call_that_never_ends_still_exits_0_after_timeout_s_and_the_grace() {
+        // The broken agent's own manifest: `timeout_s: 1`; `top: 39` blocks its thread for ever.
+        let mut server = AgentProcess::start(
+            broken_agent_binary(),
+            &env(&[("HOLON_SHUTDOWN_GRACE_S", "0.5")]),
+        )
+        .await;
+        let body = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+            "params": {"name": "broken_stats", "arguments": {"text": "a b", "top": 39}}})
+        .to_string();
+        let mut stuck = sent(server.port, &request(server.port, &body)).await;
+        read_by_server(server.port, &stuck).await;
+        server.signal(libc::SIGTERM);
+        let (status, _, answer) = response(&mut stuck).await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(
+            answer["result"]["structuredContent"]["error"]["code"], "timeout",
+            "{answer}"
+        );
+        let status = server
+            .wait(WITHIN)
+            .await
+            .expect("a blocked function held the exit");
+        assert!(status.success(), "got {status}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

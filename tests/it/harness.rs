@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::util::{BIN, CARGO_LIMIT, Finished, RUN_LIMIT, Running, root, wait_until};
+use crate::util::{
+    BIN, CARGO_LIMIT, Finished, RUN_LIMIT, Running, root, wait_until, word_stats_with,
+};
 
 // ---------------------------------------------------------------------------------------------
 // The Python server, through `--server-cmd`.
@@ -80,8 +82,8 @@ fn an_extra_field() {
     Py::new("extra-field").run().expect_failed(&[(
         "mcp::a short article",
         &[
-            "the output differs from the example",
-            "path \".extra\"",
+            "the output differs from the example at `/extra` (not in the example)",
+            "`/extra`: not in the example; the answer has true",
             "`interface.output` refuses `/extra`",
             "gateway status: invalid_output",
         ],
@@ -93,12 +95,79 @@ fn a_number_as_a_string() {
     Py::new("number-as-string").run().expect_failed(&[(
         "mcp::a short article",
         &[
-            "the output differs from the example",
-            "path \".words\"",
-            "\"11\"",
+            "the output differs from the example at `/words` (a string where the example has an integer)",
+            "`/words`: the answer has \"11\" (a string), the example 11 (an integer)",
             "gateway status: invalid_output",
         ],
     )]);
+}
+
+#[test]
+fn one_cause_is_reported_in_full_once_and_in_one_line_for_every_other_trial() {
+    // Every example's `words` comes back as a string: sixteen trials, one cause. Read as
+    // libtest prints the failures, each under its `---- name ----`.
+    let run = Py::new("number-as-string")
+        .manifest("word-stats-16.yaml")
+        .libtest(&["--format", "pretty", "--color", "never"])
+        .run();
+    run.expect_code(101);
+    let section = run
+        .stdout
+        .split_once("\nfailures:\n\n")
+        .and_then(|(_, rest)| rest.split_once("\n\nfailures:\n"))
+        .map(|(blocks, _)| blocks)
+        .unwrap_or_else(|| panic!("no failures section\n{run}"));
+    let failed: Vec<(&str, &str)> = section
+        .split("---- ")
+        .filter(|b| !b.is_empty())
+        .map(|b| {
+            let (name, message) = b.split_once(" ----\n").unwrap();
+            (name, message.trim_end())
+        })
+        .collect();
+    assert_eq!(failed.len(), 16, "{run}");
+    let what = "the output differs from the example at `/words` (a string where the example has an integer)";
+    let full: Vec<&(&str, &str)> = (failed.iter())
+        .filter(|(_, m)| m.contains("side by side"))
+        .collect();
+    assert_eq!(full.len(), 1, "one report in full\n{run}");
+    let (first, report) = *full[0];
+    assert!(report.starts_with(&format!("{what}\n")), "{report}");
+    let line = format!(
+        "{what}; gateway status: invalid_output (the same cause as `{first}`, reported in full)"
+    );
+    for (name, message) in &failed {
+        if *name != first {
+            assert_eq!(*message, line, "`{name}`");
+        }
+    }
+    assert!(
+        run.stderr.contains(&format!(
+            "\nnote: 16 trials failed for one cause: {what}; gateway status: invalid_output; `{first}` is reported in full, the others in one line each\n"
+        )),
+        "{run}"
+    );
+}
+
+#[test]
+fn integers_past_2_to_the_53_that_differ_are_told_apart_by_path() {
+    // The server answers 2^53 + 64 characters; the example says 2^53 + 63, which a float
+    // cannot tell from it. Equality is exact, and so is the diff.
+    let (_dir, manifest) = word_stats_with(
+        "      characters: 62\n",
+        "      characters: 9007199254741055\n",
+    );
+    Py::new("huge-count")
+        .manifest_at(&manifest)
+        .run()
+        .expect_failed(&[(
+            "mcp::a short article",
+            &[
+                "the output differs from the example at `/characters` (another value)",
+                "`/characters`: the answer has 9007199254741056, the example 9007199254741055",
+                "gateway status: success",
+            ],
+        )]);
 }
 
 #[test]
@@ -106,9 +175,8 @@ fn a_rounded_value() {
     Py::new("rounded").run().expect_failed(&[(
         "mcp::a short article",
         &[
-            "the output differs from the example",
-            "path \".reading_time_s\"",
-            "2.9",
+            "the output differs from the example at `/reading_time_s` (another value)",
+            "`/reading_time_s`: the answer has 2.9, the example 3",
         ],
     )]);
 }
@@ -169,6 +237,12 @@ fn a_call_that_hangs_past_timeout_s() {
 fn a_server_that_exits_mid_run() {
     // One call at a time, so the first call is the article's and the order is known.
     let run = Py::new("exit-mid-run").args(&["--concurrency", "1"]).run();
+    // The client's error is said in words, without rmcp's Rust type names.
+    for (name, outcome) in run.trials() {
+        if let Err(message) = outcome {
+            assert!(!message.contains("rmcp::"), "`{name}`: {message}");
+        }
+    }
     run.expect_failed(&[
         (
             "mcp::a short article",
@@ -427,53 +501,62 @@ fn broken_rust_agent_fails_in_both_passes_naming_each_defect() {
     let run = marker.spawn(&mut command).finish(CARGO_LIMIT);
     let crashed =
         "got `agent_crashed` (a panic or an error that is not `ctx.fail` with a declared code)";
-    let defects: &[(&str, &[&str])] = &[
+    // Both passes meet each defect: the words every report of it holds (in full, or in the one
+    // line of a trial that failed of the cause another was reported for in full), and those of
+    // the full report, which one of the two passes carries.
+    let defects: &[(&str, &[&str], &[&str])] = &[
         (
             "a panic instead of a declared failure",
-            &[
-                crashed,
-                "the agent panicked",
-                "gateway status: agent_crashed",
-            ],
+            &["the agent panicked", "gateway status: agent_crashed"],
+            &[crashed],
         ),
         (
             "the wrong declared code",
             &[
-                "expected the declared failure `empty_text`, got the declared failure `no_words`",
+                "the declared failure `no_words`",
                 "gateway status: no_words (declared failure)",
             ],
+            &["expected the declared failure `empty_text`, got the declared failure `no_words`"],
         ),
         (
             "an undeclared code",
             &[
-                crashed,
                 "`blank_text`, which is not declared in `interface.errors`",
                 "gateway status: agent_crashed",
             ],
+            &[crashed],
         ),
         (
             "an error passed up with a question mark",
             &[
-                crashed,
                 "cannot parse integer from empty string",
                 "gateway status: agent_crashed",
             ],
+            &[crashed],
         ),
         (
             "an extra field",
-            &["path \".extra\"", "gateway status: invalid_output"],
+            &[
+                "the output differs from the example at `/extra` (not in the example)",
+                "gateway status: invalid_output",
+            ],
+            &["`/extra`: not in the example; the answer has true"],
         ),
         (
             "a number as a string",
-            &["path \".words\"", "\"7\"", "gateway status: invalid_output"],
+            &[
+                "the output differs from the example at `/words` (a string where the example has an integer)",
+                "gateway status: invalid_output",
+            ],
+            &["`/words`: the answer has \"7\" (a string), the example 7 (an integer)"],
         ),
         (
             "a rounded value",
             &[
-                "path \".reading_time_s\"",
-                "2.1",
+                "the output differs from the example at `/reading_time_s` (another value)",
                 "gateway status: invalid_output",
             ],
+            &["`/reading_time_s`: the answer has 2.1, the example 3"],
         ),
         (
             "a call that hangs past timeout_s",
@@ -481,6 +564,7 @@ fn broken_rust_agent_fails_in_both_passes_naming_each_defect() {
                 "the run passed `runtime.limits.timeout_s` (1 s)",
                 "gateway status: timeout",
             ],
+            &[],
         ),
         (
             "a function that blocks its thread past timeout_s",
@@ -488,16 +572,28 @@ fn broken_rust_agent_fails_in_both_passes_naming_each_defect() {
                 "`runtime.limits.timeout_s` (1 s)",
                 "gateway status: timeout",
             ],
+            &[],
         ),
     ];
     let mut expected = Vec::new();
-    for (example, needles) in defects {
+    for (example, needles, _) in defects {
         for pass in ["function", "mcp"] {
             expected.push((format!("{pass}::{example}"), *needles));
         }
     }
     let expected: Vec<(&str, &[&str])> = expected.iter().map(|(n, m)| (n.as_str(), *m)).collect();
     run.expect_failed(&expected);
+    let trials = run.trials();
+    for (example, _, full) in defects {
+        let reports: Vec<&String> = ["function", "mcp"]
+            .iter()
+            .filter_map(|pass| trials.get(&format!("{pass}::{example}"))?.as_ref().err())
+            .collect();
+        assert!(
+            reports.iter().any(|r| full.iter().all(|n| r.contains(n))),
+            "neither pass reports `{example}` in full ({full:?}):\n{reports:?}"
+        );
+    }
     let passed = run.trials().values().filter(|t| t.is_ok()).count();
     // Three good examples and the floats, in both passes, and `mcp::tools/list`.
     assert_eq!(passed, 9, "{run}");
@@ -574,7 +670,7 @@ impl Py {
         self
     }
 
-    fn manifest_at(mut self, path: &Path) -> Py {
+    pub(crate) fn manifest_at(mut self, path: &Path) -> Py {
         self.manifest = path.to_path_buf();
         self
     }
@@ -929,7 +1025,7 @@ fn github_annotations_put_a_failing_example_at_its_line() {
     assert_eq!(
         annotations,
         [format!(
-            "::error file=tests/fixtures/harness/word-stats.yaml,line={line},col=5,title=mcp%3A%3Aa short article::the output differs from the example"
+            "::error file=tests/fixtures/harness/word-stats.yaml,line={line},col=5,title=mcp%3A%3Aa short article::the output differs from the example at `/extra` (not in the example); gateway status: invalid_output"
         )],
         "{run}"
     );
@@ -1136,4 +1232,29 @@ fn source_commit_unknown_to_the_repository_is_said_and_nothing_without_git() {
         .run();
     run.expect_code(0);
     assert_eq!(stale_warnings(&run.stderr), Vec::<String>::new(), "{run}");
+}
+
+#[test]
+fn a_git_that_does_not_finish_is_stopped_with_what_it_started_and_said() {
+    // The repository's fsmonitor hook, which `git status` runs, never answers (a hook, a
+    // credential prompt or a network file system hang the same way). The check gives up after
+    // 5 s with git and the hook, says so, and the run passes: `Py::run` finds no process of
+    // the run left, and its 60 s limit is the hook's hour for a git run without a deadline.
+    let repo = Repo::new();
+    let hook = repo.path().join(".git/hanging-fsmonitor");
+    std::fs::write(&hook, "#!/bin/sh\nexec sleep 3600\n").unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    repo.git(&["config", "core.fsmonitor", &hook.display().to_string()]);
+    let started = Instant::now();
+    let warnings = repo.warnings();
+    let took = started.elapsed();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("warning[source-commit-stale]: `source.commit` was not compared with the code under test: `git status` did not finish within 5 s and was stopped (a hook or a prompt that waits?)\n"),
+        "{warnings:?}"
+    );
+    assert!(
+        took >= Duration::from_secs(5),
+        "{took:?}: git was not waited for"
+    );
 }

@@ -156,9 +156,25 @@ fn raw_string_start(rest: &[u8]) -> Option<(usize, usize)> {
 
 /// The ranges of the items under `#[cfg(test)]`.
 fn test_ranges(code: &str) -> Vec<(usize, usize)> {
+    item_ranges(code, code.match_indices("#[cfg(test)]").map(|(at, _)| at))
+}
+
+/// The ranges of the items under `#[cfg(target_os = "linux")]` (its string is blanked in the
+/// code, so the attribute is found through the literal).
+fn linux_ranges(source: &Source) -> Vec<(usize, usize)> {
+    let gate = "#[cfg(target_os = ";
+    let attributes = (source.strings.iter())
+        .filter(|(at, literal)| literal == "linux" && source.code[..*at].ends_with(gate))
+        .map(|(at, _)| at - gate.len());
+    item_ranges(&source.code, attributes)
+}
+
+/// The ranges of the items under the attributes at `attributes` (offsets in `code`): from the
+/// attribute to the end of the item's block, or to its `;`.
+fn item_ranges(code: &str, attributes: impl IntoIterator<Item = usize>) -> Vec<(usize, usize)> {
     let bytes = code.as_bytes();
     let mut out = Vec::new();
-    for (at, _) in code.match_indices("#[cfg(test)]") {
+    for at in attributes {
         let Some(open) = code[at..].find(['{', ';']).map(|n| at + n) else {
             continue;
         };
@@ -506,6 +522,38 @@ fn only_supervise_and_strays_call_unix_only_functions() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn tests_read_proc_only_behind_a_linux_gate() {
+    // CI runs the tests on macOS too, which has no `/proc`.
+    let mut wrong = Vec::new();
+    let mut gated = 0;
+    // This file names what it looks for.
+    let rules = root().join("tests/it/tidy.rs");
+    for file in rust_files(&root().join("tests")) {
+        if file == rules {
+            continue;
+        }
+        let source = Source::read(&file);
+        let linux = linux_ranges(&source);
+        for (at, literal) in &source.strings {
+            if !literal.starts_with("/proc") {
+                continue;
+            }
+            if linux.iter().any(|(a, b)| (*a..*b).contains(at)) {
+                gated += 1;
+            } else {
+                wrong.push(format!(
+                    "{}:{}: `{literal}` outside `#[cfg(target_os = \"linux\")]`",
+                    source.shown(),
+                    source.line(*at)
+                ));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(gated > 0, "no read of `/proc` found: the reader is broken");
 }
 
 /// Where the harness may sleep, as ARCHITECTURE.md says: polls with backoff under a limit,

@@ -13,7 +13,7 @@ pub mod running;
 pub mod seam;
 
 use std::ffi::OsStr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
@@ -63,4 +63,21 @@ pub fn stdout(output: &Output) -> String {
 /// Standard output then standard error, as text.
 pub fn text(output: &Output) -> String {
     format!("{}{}", stdout(output), stderr(output))
+}
+
+/// word-stats' manifest (`tests/fixtures/harness/word-stats.yaml`, what most runs test) with
+/// `from` replaced by `to`, as `holon.yaml` in a folder of its own. `from` must be in it: a
+/// variant that changes nothing would test the fixture instead.
+pub fn word_stats_with(from: &str, to: &str) -> (tempfile::TempDir, PathBuf) {
+    let source = root().join("tests/fixtures/harness/word-stats.yaml");
+    let text = std::fs::read_to_string(&source).expect("word-stats' manifest");
+    assert!(
+        text.contains(from),
+        "`{from}` is not in `{}`",
+        source.display()
+    );
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("holon.yaml");
+    std::fs::write(&path, text.replace(from, to)).expect("the variant");
+    (dir, path)
 }

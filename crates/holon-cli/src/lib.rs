@@ -62,8 +62,8 @@ struct Cli {
     #[arg(long, value_name = "PATH")]
     junit: Option<PathBuf>,
     /// Cases per explore trial (`explore::function`, `explore::mcp`): inputs generated from
-    /// `interface.input` between the examples; 0 turns explore off [default: 100, or
-    /// `HOLON_EXPLORE_CASES`].
+    /// `interface.input` between the examples; 0 turns explore off, at most 100000 [default:
+    /// 100, or `HOLON_EXPLORE_CASES`].
     #[arg(long, value_name = "N", value_parser = command::parse_cases)]
     explore_cases: Option<u32>,
     /// The explore seed, decimal or 0x hexadecimal [default: from the manifest's bytes, or

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use libtest_mimic::{Failed, Trial};
+use libtest_mimic::Trial;
 use serde_json::Value;
 
 use crate::context::Run;
@@ -117,7 +117,7 @@ impl Faults {
                 trials.push(crate::record::trial(&run.records, name, move || {
                     faults
                         .trial(&target, &example, &exchanges)
-                        .map_err(Failed::from)
+                        .map_err(crate::record::Fault::from)
                 }));
             }
         }

@@ -55,6 +55,13 @@ impl<T> Slots<T> {
         self.changed.notify_all();
     }
 
+    /// A guard for a thread that fills the slots: when that thread panics, every slot still
+    /// waiting is filled with `value` as the guard drops, so that no trial waits for ever for
+    /// an answer that nothing will put. On the way out without a panic it does nothing.
+    pub fn on_panic<F: Fn(usize) -> T>(&self, value: F) -> OnPanic<'_, T, F> {
+        OnPanic { slots: self, value }
+    }
+
     /// Waits for slot `i` and takes its answer; `None` if it was taken already.
     pub fn take(&self, i: usize) -> Option<T> {
         let mut state = self.state.lock().ok()?;
@@ -73,13 +80,29 @@ impl<T> Slots<T> {
     }
 }
 
+/// See [`Slots::on_panic`].
+pub struct OnPanic<'a, T, F: Fn(usize) -> T> {
+    slots: &'a Slots<T>,
+    value: F,
+}
+
+impl<T, F: Fn(usize) -> T> Drop for OnPanic<'_, T, F> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.slots.close(&self.value);
+        }
+    }
+}
+
 /// Calls that failed while others were in flight (no answer in time, no connection) and were
-/// tried again alone: the note a run ends with when there were any.
+/// tried again alone, or were not because a call tried alone got no answer either: the note a
+/// run ends with when there were any.
 #[derive(Default)]
 pub struct Retries {
     timed_out: AtomicUsize,
     refused: AtomicUsize,
     answered: AtomicUsize,
+    not_retried: AtomicUsize,
 }
 
 /// Why a call was tried again alone.
@@ -104,26 +127,33 @@ impl Retries {
         }
     }
 
-    /// The note for the end of the run, when a call was tried again alone; `who` names what
+    /// A call timed out among others and was not tried again: one tried alone got no answer
+    /// in time either, so whatever answers does not answer, and a retry would only wait again.
+    pub fn not_retried(&self) {
+        self.not_retried.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The note for the end of the run, when a call failed among others; `who` names what
     /// answered (`the server`, `the agent function`).
     pub fn note(&self, who: &str, concurrency: usize) -> Option<String> {
-        let timed_out = self.timed_out.load(Ordering::Relaxed);
+        let tried_timed_out = self.timed_out.load(Ordering::Relaxed);
         let refused = self.refused.load(Ordering::Relaxed);
         let answered = self.answered.load(Ordering::Relaxed);
+        let not_retried = self.not_retried.load(Ordering::Relaxed);
+        let timed_out = tried_timed_out + not_retried;
         let calls = |n: usize| format!("{n} {}", if n == 1 { "call" } else { "calls" });
+        let were = |n: usize| if n == 1 { "was" } else { "were" };
         let what = match (timed_out, refused) {
             (0, 0) => return None,
             (t, 0) => format!("{} timed out", calls(t)),
             (0, r) => format!("{} could not connect", calls(r)),
             (t, r) => format!("{} timed out and {} could not connect", calls(t), calls(r)),
         };
+        let tried = tried_timed_out + refused;
         let mut note = format!(
-            "note: {what} while other calls were in flight (up to {concurrency} at once), and {} tried again alone: ",
-            if timed_out + refused == 1 {
-                "was"
-            } else {
-                "were"
-            }
+            "note: {what} while other calls were in flight (up to {concurrency} at once), and {} {} tried again alone: ",
+            tried,
+            were(tried)
         );
         if answered > 0 {
             note.push_str(&format!(
@@ -132,6 +162,13 @@ impl Retries {
             ));
         } else {
             note.push_str("none answered alone either, so each is reported as it failed");
+        }
+        if not_retried > 0 {
+            note.push_str(&format!(
+                "; the other {not_retried} {} not tried again, since a call tried alone got no answer in time either: {who} does not answer, and each is reported as `{}`",
+                were(not_retried),
+                holon_core::gateway::Status::Timeout.code()
+            ));
         }
         Some(note)
     }
@@ -173,6 +210,44 @@ mod tests {
             "{note}"
         );
         assert!(note.contains("1 answered in time alone, so the server takes calls one at a time; `--concurrency 1`"), "{note}");
+    }
+
+    #[test]
+    fn the_note_says_which_calls_were_not_tried_again() {
+        let retries = Retries::default();
+        retries.record(Crowded::TimedOut, false);
+        for _ in 0..17 {
+            retries.not_retried();
+        }
+        let note = retries.note("the server", 16).unwrap();
+        assert_eq!(
+            note,
+            "note: 18 calls timed out while other calls were in flight (up to 16 at once), and 1 was tried again alone: none answered alone either, so each is reported as it failed; the other 17 were not tried again, since a call tried alone got no answer in time either: the server does not answer, and each is reported as `timeout`"
+        );
+    }
+
+    #[test]
+    fn a_filler_that_panics_leaves_no_trial_waiting() {
+        let slots = std::sync::Arc::new(Slots::new(2));
+        let (waiter, filler) = (slots.clone(), slots.clone());
+        let (taken, answer) = std::sync::mpsc::channel();
+        let trial = std::thread::spawn(move || taken.send(waiter.take(1)));
+        let filling = std::thread::spawn(move || {
+            let _guard = filler.on_panic(|_| "the flight failed");
+            filler.put(0, "answered");
+            panic!("a bug in the flight");
+        });
+        assert!(filling.join().is_err());
+        // Without the guard the trial would wait for ever: a bound makes that a failure.
+        let got = answer.recv_timeout(std::time::Duration::from_secs(10));
+        assert_eq!(got, Ok(Some("the flight failed")));
+        assert!(trial.join().is_ok());
+        // What was put before the panic is kept.
+        assert_eq!(slots.take(0), Some("answered"));
+        // A guard dropped without a panic fills nothing.
+        let quiet = Slots::new(1);
+        drop(quiet.on_panic(|_| "closed"));
+        assert!(quiet.put(0, "later"));
     }
 
     #[test]

@@ -14,10 +14,11 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 
-use libtest_mimic::{Failed, Trial};
+use libtest_mimic::Trial;
 use serde_json::Value;
 
 use super::flight::{Crowded, Retries, Slots};
+use super::record::Fault;
 use super::verdict;
 use crate::bless::{Collector, Pass};
 use crate::context::Run;
@@ -74,7 +75,7 @@ pub fn trials(run: &Run, agent: Arc<dyn Agent>, workers: usize) -> (Vec<Trial>, 
             super::record::trial(
                 &run.records,
                 format!("function::{}", example.name),
-                move || flight.trial(index).map_err(Failed::from),
+                move || flight.trial(index),
             )
         })
         .collect();
@@ -168,7 +169,7 @@ impl Flight {
     }
 
     /// The `function::<example>` trial for `examples[index]`.
-    fn trial(self: &Arc<Self>, index: usize) -> Result<(), String> {
+    fn trial(self: &Arc<Self>, index: usize) -> Result<(), Fault> {
         self.started.get_or_init(|| self.start());
         // A trial outside the selection (there is none) queues its own call rather than wait
         // for one that was never queued.
@@ -184,7 +185,7 @@ impl Flight {
         let example = manifest
             .examples
             .get(index)
-            .ok_or_else(|| format!("the manifest has no example {index}"))?;
+            .ok_or_else(|| Fault::from(format!("the manifest has no example {index}")))?;
         let called = self
             .answers
             .take(index)
@@ -195,7 +196,7 @@ impl Flight {
                 if let Some(bless) = &self.bless {
                     bless.unanswered(Pass::Function, &example.name, &why);
                 }
-                return Err(why);
+                return Err(Fault::from(why));
             }
         };
         let got = Answer::from(answer);
@@ -232,15 +233,17 @@ impl Flight {
         let me = self.clone();
         let watching = std::thread::Builder::new()
             .name("holon-function-watch".into())
-            .spawn(move || me.watch());
+            .spawn(move || {
+                let _failed = me.answers.on_panic(|_| Err(harness_failed(PANICKED)));
+                me.clone().watch();
+            });
         if let Err(e) = watching {
             self.fail_all(&format!("cannot start a thread for the calls: {e}"));
         }
     }
 
     fn fail_all(&self, message: &str) {
-        self.answers
-            .close(|_| Err(format!("the harness could not run the call: {message}")));
+        self.answers.close(|_| Err(harness_failed(message)));
     }
 
     /// Starts the queued calls, as many at once as the concurrency allows.
@@ -291,7 +294,12 @@ impl Flight {
         if state.running.len() < limit
             && let Some(index) = state.pending.pop_front()
         {
+            // Each call in flight now has company, the new one included: a call that started
+            // alone may still wait on those that started after it.
             let crowded = !state.running.is_empty();
+            for running in state.running.values_mut() {
+                running.crowded = true;
+            }
             state.running.insert(
                 index,
                 Running {
@@ -373,6 +381,14 @@ impl Flight {
         if state.retrying {
             self.retries.record(Crowded::TimedOut, !timed_out);
             self.answers.put(index, answer);
+            if timed_out {
+                // Alone too: the function does not answer, and each call still to try again
+                // alone would only wait `timeout_s` once more.
+                for index in std::mem::take(&mut state.pending) {
+                    self.retries.not_retried();
+                    self.answers.put(index, Ok(Err(not_retried(self.limit()))));
+                }
+            }
         } else if timed_out && among_others {
             // It may have waited on the others (a lock, the CPU): alone it may pass.
             state.alone = true;
@@ -617,6 +633,27 @@ impl Explore {
 
 fn is_timeout(answer: &Result<Value, Ended>) -> bool {
     matches!(answer, Err(e) if e.status == Status::Timeout)
+}
+
+/// The answer of a call that timed out among others and was not tried again alone, since a
+/// call tried alone timed out too.
+fn not_retried(limit: Duration) -> Ended {
+    Ended::new(
+        Status::Timeout,
+        format!(
+            "the run passed `runtime.limits.timeout_s` ({} s) among other calls in flight; not tried again alone, since a call tried alone timed out too",
+            limit.as_secs_f64()
+        ),
+    )
+}
+
+/// Why the calls still waiting fail when a thread of the pass panicked (a bug of the harness:
+/// the agent's own panics are caught as `agent_crashed`).
+const PANICKED: &str = "a thread of the function pass panicked (see the panic above)";
+
+/// Why a call the harness could not run has no answer.
+fn harness_failed(why: &str) -> String {
+    format!("the harness could not run the call: {why}")
 }
 
 /// What a function that blocks its thread past `timeout_s` and the grace did.

@@ -46,7 +46,8 @@ pub fn example_lines(report: &Report) -> Vec<(u64, u64)> {
 }
 
 /// Every failed example trial as an `::error` at its example's line, with the first line of
-/// the reason; a failed trial of no example (`mcp::tools/list`) on the file as a whole.
+/// the reason (for an output that differs, its first differing path) and the gateway status; a
+/// failed trial of no example (`mcp::tools/list`) on the file as a whole.
 pub fn print_failures(manifest: &Manifest, lines: &[(u64, u64)], records: &[Record]) {
     let file = file_for(&manifest.path);
     for record in records {
@@ -60,13 +61,17 @@ pub fn print_failures(manifest: &Manifest, lines: &[(u64, u64)], records: &[Reco
         let (line, column) = example
             .and_then(|i| lines.get(i).copied())
             .unwrap_or((0, 0));
-        let reason = failure
+        let first = failure
             .lines()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("failed");
+        let reason = match &record.cause {
+            Some(cause) => format!("{first}; gateway status: {}", cause.status),
+            None => first.to_string(),
+        };
         println!(
             "{}",
-            check::annotation("error", &file, line, column, &record.name, reason)
+            check::annotation("error", &file, line, column, &record.name, &reason)
         );
     }
 }

@@ -49,12 +49,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Arguments, Trial};
 
 use crate::context::Run;
 use crate::explore::Explorer;
 use crate::process::ServerSpec;
-use crate::record::Records;
+use crate::record::{Fault, Records};
 use crate::settings::Layer;
 use holon_core::check;
 use holon_core::manifest::Manifest;
@@ -159,8 +159,9 @@ impl Harness {
     }
 
     /// Cases per explore trial (`explore::function`, `explore::mcp`): inputs generated from
-    /// `interface.input` between the examples. Default 100; 0 turns explore off.
-    /// `HOLON_EXPLORE_CASES` and `--explore-cases` win over this.
+    /// `interface.input` between the examples. Default 100; 0 turns explore off; at most
+    /// 100,000 (past it the run stops, naming the call). `HOLON_EXPLORE_CASES` and
+    /// `--explore-cases` win over this.
     pub fn explore_cases(mut self, cases: u32) -> Harness {
         self.given.explore_cases = Some(cases);
         self
@@ -257,7 +258,7 @@ impl Harness {
                             batch.as_ref(),
                             &explore::Pass::Function,
                         )
-                        .map_err(Failed::from)
+                        .map_err(Fault::from)
                 },
             ));
         }
@@ -460,12 +461,12 @@ impl Harness {
         if running {
             let s = shared.clone();
             trials.push(record::trial(&run.records, "mcp::initialize", move || {
-                s.initialize().map_err(Failed::from)
+                s.initialize().map_err(Fault::from)
             }));
         }
         let s = shared.clone();
         trials.push(record::trial(&run.records, "mcp::tools/list", move || {
-            s.tools_list().map_err(Failed::from)
+            s.tools_list().map_err(Fault::from)
         }));
         for (index, example) in run.manifest.examples.iter().enumerate() {
             let (s, name) = (shared.clone(), example.name.clone());
@@ -476,9 +477,9 @@ impl Harness {
                 move || {
                     let result = s.call(index);
                     if let (Err(why), Some(bless)) = (&result, &bless) {
-                        bless.unanswered(bless::Pass::Mcp, &name, why);
+                        bless.unanswered(bless::Pass::Mcp, &name, &why.message);
                     }
-                    result.map_err(Failed::from)
+                    result
                 },
             ));
         }
@@ -503,10 +504,16 @@ impl Harness {
                 reference: differential,
             };
             let explorer = explorer.clone();
+            let server = shared.clone();
             trials.push(record::trial(&run.records, "explore::mcp", move || {
+                if let Some(why) = server.unanswering() {
+                    return Err(Fault::from(format!(
+                        "explore did not send its cases: {why}"
+                    )));
+                }
                 explorer
                     .run("explore::mcp", &call, batch.as_ref(), &pass)
-                    .map_err(Failed::from)
+                    .map_err(Fault::from)
             }));
         }
         Ok(Some(shared))
@@ -533,6 +540,9 @@ impl Harness {
             (flight.iter().map(|f| f.retry_note())).chain(shared.iter().map(|s| s.retry_note()));
         for note in notes.flatten() {
             eprintln!("\n{note}");
+        }
+        for shared in run.records.shared() {
+            eprintln!("\n{}", record::note(&shared));
         }
         let records = run.records.take();
         if let Some(lines) = &run.lines {

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::flight::{Crowded, Retries, Slots};
 use super::process::{ServerProcess, ServerSpec};
+use super::record::Fault;
 use super::remote::Remote;
 use super::verdict;
 use crate::bless::{Collector, Pass};
@@ -38,8 +39,9 @@ pub enum Target {
 }
 
 /// Extra time given to a call past `timeout_s`, so the server's own `timeout` answer arrives
-/// before the harness gives up on it.
-const CALL_GRACE: Duration = Duration::from_secs(2);
+/// before the harness gives up on it: on loopback it takes milliseconds. (It was 2 s; every
+/// second of it is paid twice by a server that hangs, in the crowd and alone.)
+const CALL_GRACE: Duration = Duration::from_secs(1);
 
 /// Everything the MCP trials of one process share, started by the first of them.
 pub struct Shared {
@@ -56,6 +58,13 @@ pub struct Shared {
     flight: OnceLock<()>,
     answers: Slots<Result<Answer, String>>,
     retries: Retries,
+    /// Held by a call tried again alone: the retries of the examples and explore's go one at
+    /// a time.
+    retrying: tokio::sync::Mutex<()>,
+    /// A call tried alone got no answer in time: the server does not answer.
+    silent: AtomicBool,
+    /// The server answered a `tools/call` (in time, with anything).
+    answered: AtomicBool,
     bless: Option<Arc<Collector>>,
     /// The server's variables, beside `PORT` and `HOST`.
     env: Vec<(String, String)>,
@@ -111,6 +120,9 @@ impl Shared {
             flight: OnceLock::new(),
             answers,
             retries: Retries::default(),
+            retrying: tokio::sync::Mutex::new(()),
+            silent: AtomicBool::new(false),
+            answered: AtomicBool::new(false),
             bless: run.bless.clone(),
             env,
             upstreams,
@@ -134,6 +146,19 @@ impl Shared {
     /// The note on calls retried alone, for the end of the run.
     pub fn retry_note(&self) -> Option<String> {
         self.retries.note("the server", self.concurrency)
+    }
+
+    /// Why a trial should send no more calls: the server answered none of the run's calls in
+    /// time, and one tried alone got no answer either. Each call would wait `timeout_s` (and
+    /// the grace) for nothing.
+    pub fn unanswering(&self) -> Option<String> {
+        (self.silent.load(Ordering::SeqCst) && !self.answered.load(Ordering::SeqCst)).then(|| {
+            format!(
+                "the server answered none of this run's calls within `runtime.limits.timeout_s` ({} s), and a call tried alone got no answer either\ngateway status: {}",
+                self.manifest.runtime.limits.timeout_s,
+                Status::Timeout
+            )
+        })
     }
 
     fn live(&self) -> Result<&Live, String> {
@@ -234,6 +259,9 @@ impl Shared {
     pub fn stop(&self) -> Option<String> {
         let live = self.state.get()?.as_ref().ok()?;
         let server = live.server.as_ref()?;
+        if self.silent.load(Ordering::SeqCst) {
+            server.hangs();
+        }
         server.stop();
         Some(server.output.tail())
     }
@@ -257,7 +285,7 @@ impl Shared {
             Err(_) => Err("`tools/list` got no answer within 30 s".to_string()),
             Ok(Ok(tools)) => Ok(tools),
             Ok(Err(e)) => {
-                let what = format!("`tools/list` failed: {e}");
+                let what = format!("`tools/list` failed: {}", service_error(&e));
                 Err(match exited(live).await {
                     Some(status) => format!(
                         "{}\ngateway status: {}",
@@ -272,14 +300,16 @@ impl Shared {
 
     /// The `mcp::<example>` trial for `examples[index]`: its call went out with the others
     /// when the first trial asked for the server; this waits for its answer and judges it.
-    pub fn call(self: &Arc<Self>, index: usize) -> Result<(), String> {
+    pub fn call(self: &Arc<Self>, index: usize) -> Result<(), Fault> {
         self.live()?;
         if self
             .selected
             .get()
             .is_some_and(|selected| !selected.contains(&index))
         {
-            return Err("this example's call was not made: its trial was filtered out".into());
+            return Err(Fault::from(
+                "this example's call was not made: its trial was filtered out".to_string(),
+            ));
         }
         self.flight.get_or_init(|| self.launch());
         let got = self
@@ -287,7 +317,7 @@ impl Shared {
             .take(index)
             .unwrap_or_else(|| Err("this example's call was not made".to_string()))?;
         let example = (self.manifest.examples.get(index))
-            .ok_or_else(|| format!("the manifest has no example {index}"))?;
+            .ok_or_else(|| Fault::from(format!("the manifest has no example {index}")))?;
         if let Some(bless) = &self.bless {
             let failure = (self.upstream_failures.lock().ok()).and_then(|mut f| f.remove(&index));
             bless.observe(
@@ -417,11 +447,13 @@ impl Shared {
                 let (Some(input), Some(slot)) = (inputs.get(i), answers.get_mut(i)) else {
                     continue;
                 };
-                let (answer, failed) = self.send(input).await;
-                self.retries.record(why, failed.is_none());
-                *slot = Some(match answer {
-                    Answer::Hung(limit) => Answer::HungAlone(limit),
-                    other => other,
+                let attempt = async {
+                    let (answer, failed) = self.send(input).await;
+                    (Ok(answer), failed)
+                };
+                *slot = Some(match self.again(why, attempt).await {
+                    Ok(answer) => answer,
+                    Err(why) => Answer::Unreachable(why),
                 });
             }
             answers
@@ -438,6 +470,12 @@ impl Shared {
         let spawned = std::thread::Builder::new()
             .name("holon-mcp-flight".into())
             .spawn(move || {
+                // A panic here (a bug of the harness or the MCP client) must not leave the
+                // trials waiting for answers: it is on stderr, and each trial fails.
+                let failed =
+                    "the call was not made: the harness's calls failed (see the panic above)";
+                let _tools = me.tools.on_panic(|_| Err(failed.to_string()));
+                let _answers = me.answers.on_panic(|_| Err(failed.to_string()));
                 if let Ok(live) = me.live() {
                     live.runtime.block_on(me.clone().fly());
                 }
@@ -467,17 +505,22 @@ impl Shared {
         let permits = Arc::new(tokio::sync::Semaphore::new(n));
         let alone = Arc::new(AtomicBool::new(false));
         let in_flight = Arc::new(AtomicUsize::new(0));
+        let started = Arc::new(AtomicUsize::new(0));
         let mut calls = tokio::task::JoinSet::new();
         for index in order {
             let wanted = if alone.load(Ordering::Relaxed) { n } else { 1 };
             let Ok(permit) = permits.clone().acquire_many_owned(wanted as u32).await else {
                 break;
             };
-            let (me, alone, in_flight) = (self.clone(), alone.clone(), in_flight.clone());
+            let (me, alone) = (self.clone(), alone.clone());
+            let (in_flight, started) = (in_flight.clone(), started.clone());
             calls.spawn(async move {
                 let others = in_flight.fetch_add(1, Ordering::SeqCst);
+                let mine = started.fetch_add(1, Ordering::SeqCst);
                 let (answer, failed) = me.call_once(index).await;
-                let crowded = others > 0 || in_flight.load(Ordering::SeqCst) > 1;
+                // Another call was in flight at some moment of this one: at its start, or it
+                // started later (a call that started alone may have waited on those).
+                let crowded = others > 0 || started.load(Ordering::SeqCst) > mine + 1;
                 in_flight.fetch_sub(1, Ordering::SeqCst);
                 drop(permit);
                 if let Some(why) = failed.filter(|_| crowded) {
@@ -496,14 +539,37 @@ impl Shared {
         }
         again.sort_unstable_by_key(|(index, _)| *index);
         for (index, why) in again {
-            let (answer, failed) = self.call_once(index).await;
-            self.retries.record(why, failed.is_none());
-            let answer = answer.map(|a| match a {
-                Answer::Hung(limit) => Answer::HungAlone(limit),
-                other => other,
-            });
+            let answer = self.again(why, self.call_once(index)).await;
             self.answers.put(index, answer);
         }
+    }
+
+    /// A call that failed among others (`why`), tried again alone, one retry at a time across
+    /// the run. Once a call tried alone got no answer in time, the server has shown that it
+    /// does not answer: a call that timed out among others is then reported as it failed,
+    /// rather than waiting `timeout_s` again (a server that hangs on every call would
+    /// otherwise cost that for each call in turn).
+    async fn again(
+        &self,
+        why: Crowded,
+        attempt: impl Future<Output = (Result<Answer, String>, Option<Crowded>)>,
+    ) -> Result<Answer, String> {
+        let _alone = self.retrying.lock().await;
+        if why == Crowded::TimedOut && self.silent.load(Ordering::SeqCst) {
+            self.retries.not_retried();
+            return Ok(Answer::HungNotRetried(
+                self.manifest.runtime.limits.timeout_s,
+            ));
+        }
+        let (answer, failed) = attempt.await;
+        self.retries.record(why, failed.is_none());
+        answer.map(|answer| match answer {
+            Answer::Hung(limit) => {
+                self.silent.store(true, Ordering::SeqCst);
+                Answer::HungAlone(limit)
+            }
+            other => other,
+        })
     }
 
     /// One `tools/call`, and how it failed when the crowd may be the cause (no answer in time,
@@ -574,7 +640,11 @@ impl Shared {
         }
         // `timeout_s` counts from when the call is sent. A call given up on is dropped, and
         // rmcp cancels a dropped call with `notifications/cancelled`, as MCP specifies.
-        match tokio::time::timeout(limit, live.client.call_tool(params)).await {
+        let called = tokio::time::timeout(limit, live.client.call_tool(params)).await;
+        if let Ok(Ok(_) | Err(ServiceError::McpError(_))) = &called {
+            self.answered.store(true, Ordering::SeqCst);
+        }
+        match called {
             Err(_) => (
                 Answer::Hung(self.manifest.runtime.limits.timeout_s),
                 Some(Crowded::TimedOut),
@@ -589,9 +659,12 @@ impl Shared {
             ),
             // An HTTP error status is the server's answer, not a flake to hide.
             Ok(Err(e)) => match http_status(&e) {
-                Some(status) => (Answer::HttpStatus(status), None),
+                Some(answer) => {
+                    self.answered.store(true, Ordering::SeqCst);
+                    (answer, None)
+                }
                 None => {
-                    let what = format!("the call failed: {e}");
+                    let what = format!("the call failed: {}", service_error(&e));
                     match exited(live).await {
                         Some(status) => (Answer::Unreachable(exited_message(status, &what)), None),
                         None => (Answer::Unreachable(what), Some(Crowded::Refused)),
@@ -620,22 +693,188 @@ fn exited_message(status: std::process::ExitStatus, what: &str) -> String {
     format!("the server exited ({status}) before it answered; {what}")
 }
 
-/// The HTTP status of a call the server answered with an error status (429, 5xx).
-fn http_status(error: &ServiceError) -> Option<u16> {
+/// The answer of a call the server answered with an HTTP error status (413, 429, 5xx...), with
+/// the status's reason phrase and the start of its body. rmcp keeps the status of a 429 and a
+/// 5xx (no body) as `HttpStatusError`; any other error status it reports only in words,
+/// `HTTP 413 Payload Too Large: <body>`, which is read back here.
+fn http_status(error: &ServiceError) -> Option<Answer> {
     use rmcp::transport::streamable_http_client::{HttpStatusError, StreamableHttpError};
+    let with_status = |status: u16| Answer::HttpStatus {
+        status,
+        reason: reason_of(status),
+        body: String::new(),
+    };
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(current) = source {
-        if let Some(StreamableHttpError::HttpStatus(e)) =
-            current.downcast_ref::<StreamableHttpError<reqwest::Error>>()
-        {
-            return Some(e.status);
+        match current.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            Some(StreamableHttpError::HttpStatus(e)) => return Some(with_status(e.status)),
+            Some(StreamableHttpError::UnexpectedServerResponse(text)) => {
+                if let Some(answer) = http_answer(text) {
+                    return Some(answer);
+                }
+            }
+            _ => {}
         }
         if let Some(e) = current.downcast_ref::<HttpStatusError>() {
-            return Some(e.status);
+            return Some(with_status(e.status));
         }
         source = current.source();
     }
     None
+}
+
+/// `HTTP 413 Payload Too Large: <body>`, as rmcp words an error status it kept no type for.
+fn http_answer(text: &str) -> Option<Answer> {
+    let rest = text.strip_prefix("HTTP ")?;
+    let digits = rest
+        .get(..3)
+        .filter(|d| d.bytes().all(|b| b.is_ascii_digit()))?;
+    let status: u16 = digits.parse().ok()?;
+    let after = rest.get(3..).unwrap_or_default();
+    let (phrase, body) = after.split_once(": ").unwrap_or((after, ""));
+    let phrase = phrase.trim();
+    let reason = if phrase.is_empty() || phrase.starts_with('<') {
+        reason_of(status)
+    } else {
+        phrase.to_string()
+    };
+    Some(Answer::HttpStatus {
+        status,
+        reason,
+        body: excerpt(body),
+    })
+}
+
+/// The reason phrase HTTP gives a status (`Too Many Requests`), or nothing for one it names not.
+fn reason_of(status: u16) -> String {
+    reqwest::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Longest body excerpt kept in an answer.
+const EXCERPT: usize = 120;
+
+/// The first line of text of a body, an HTML page's included (its tags and head dropped, a few
+/// entities decoded), cut at [`EXCERPT`] characters: what a report can quote of an error page.
+fn excerpt(body: &str) -> String {
+    let body = match (body.find("<head"), body.find("</head>")) {
+        (Some(from), Some(to)) if from < to => {
+            format!(
+                "{}{}",
+                body.get(..from).unwrap_or_default(),
+                body.get(to..).unwrap_or_default()
+            )
+        }
+        _ => body.to_string(),
+    };
+    let mut text = String::with_capacity(body.len());
+    let mut rest = body.as_str();
+    while let Some(open) = rest.find('<') {
+        text.push_str(rest.get(..open).unwrap_or_default());
+        let tag = rest.get(open..).unwrap_or_default();
+        let close = tag.find('>').map_or(tag.len(), |c| c + 1);
+        let name = tag
+            .get(1..close)
+            .unwrap_or_default()
+            .trim_start_matches('/');
+        let block = [
+            "br", "p", "div", "pre", "h1", "h2", "h3", "li", "tr", "title", "body",
+        ];
+        if block
+            .iter()
+            .any(|b| name.to_ascii_lowercase().starts_with(b))
+        {
+            text.push('\n');
+        }
+        rest = tag.get(close..).unwrap_or_default();
+    }
+    text.push_str(rest);
+    let text = [
+        ("&nbsp;", " "),
+        ("&lt;", "<"),
+        ("&gt;", ">"),
+        ("&quot;", "\""),
+        ("&#39;", "'"),
+        ("&amp;", "&"),
+    ]
+    .iter()
+    .fold(text, |t, (entity, c)| t.replace(entity, c));
+    let line = text
+        .lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "))
+        .find(|l| !l.is_empty())
+        .unwrap_or_default();
+    if line.chars().count() > EXCERPT {
+        let cut: String = line.chars().take(EXCERPT - 3).collect();
+        format!("{cut}...")
+    } else {
+        line
+    }
+}
+
+/// What went wrong with a request, in words: rmcp's own texts name its Rust types (`Transport
+/// [rmcp::transport::worker::WorkerTransport<...>] error`), which a report must not show.
+fn service_error(error: &ServiceError) -> String {
+    match error {
+        ServiceError::McpError(e) => format!("a JSON-RPC error ({}: {})", e.code.0, e.message),
+        ServiceError::TransportSend(e) => chain(&*e.error),
+        ServiceError::TransportClosed => "the connection to the server is closed".to_string(),
+        ServiceError::UnexpectedResponse => {
+            "the server answered with something other than the request's result".to_string()
+        }
+        other => chain(other),
+    }
+}
+
+/// Why `initialize` failed, in words (see [`service_error`]).
+fn init_error(error: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::service::ClientInitializeError as E;
+    match error {
+        E::TransportError { error, context } => format!("{} (to {context})", chain(&*error.error)),
+        E::ExpectedInitResponse(_) | E::ExpectedInitResult(_) => {
+            "the server answered `initialize` with something other than its result".to_string()
+        }
+        E::JsonRpcError(e) => format!(
+            "the server answered `initialize` with a JSON-RPC error ({}: {})",
+            e.code.0, e.message
+        ),
+        other => chain(other),
+    }
+}
+
+/// An error and its sources, in one line, each said once and in words: the HTTP client's
+/// error is followed to its cause (a refused connection), and an rmcp text that names a Rust
+/// type is left out for its source.
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    let mut parts: Vec<String> = Vec::new();
+    let mut current = Some(error);
+    while let Some(e) = current {
+        current = e.source();
+        let text = match e.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            // Its own text is only the client's, whose sources it does not give.
+            Some(StreamableHttpError::Client(client)) => {
+                current = Some(client);
+                continue;
+            }
+            Some(StreamableHttpError::UnexpectedContentType(kind)) => format!(
+                "the server answered with content type `{}`, neither JSON nor an event stream",
+                kind.as_deref().unwrap_or("none")
+            ),
+            _ => e.to_string(),
+        };
+        if text.contains("rmcp::") || parts.last().is_some_and(|p| p.contains(&text)) {
+            continue;
+        }
+        parts.push(text);
+    }
+    match parts.join(": ") {
+        joined if joined.is_empty() => "the MCP client failed".to_string(),
+        joined => joined,
+    }
 }
 
 async fn connect(port: u16) -> Result<Client, String> {
@@ -646,7 +885,7 @@ async fn connect(port: u16) -> Result<Client, String> {
         config,
     ))
     .await
-    .map_err(|e| e.to_string())
+    .map_err(|e| init_error(&e))
 }
 
 /// rmcp's default client opens a connection for every request (it turns pooling off against a
@@ -755,4 +994,74 @@ pub fn check_tools(manifest: &Manifest, tools: &[Tool]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::transport::DynamicTransportError;
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+
+    /// A send error as rmcp's worker reports it, named by the worker's Rust type.
+    fn sent(error: StreamableHttpError<reqwest::Error>) -> ServiceError {
+        ServiceError::TransportSend(DynamicTransportError::from_parts(
+            "rmcp::transport::worker::WorkerTransport<rmcp::transport::streamable_http_client::StreamableHttpClientWorker<reqwest::async_impl::client::Client>>",
+            std::any::TypeId::of::<()>(),
+            Box::new(error),
+        ))
+    }
+
+    #[test]
+    fn an_error_status_in_words_is_read_back_with_a_line_of_its_page() {
+        // express's page for a body past its limit, as rmcp words the status it kept no type for.
+        let page = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Error</title>\n</head>\n<body>\n<pre>PayloadTooLargeError: request entity too large<br> &nbsp; &nbsp;at readStream (/app/node_modules/raw-body/index.js:163:17)</pre>\n</body>\n</html>\n";
+        let error = sent(StreamableHttpError::UnexpectedServerResponse(
+            format!("HTTP 413 Payload Too Large: {page}").into(),
+        ));
+        let Some(Answer::HttpStatus {
+            status,
+            reason,
+            body,
+        }) = http_status(&error)
+        else {
+            panic!("not read as an HTTP status")
+        };
+        assert_eq!((status, reason.as_str()), (413, "Payload Too Large"));
+        assert_eq!(body, "PayloadTooLargeError: request entity too large");
+        // A status HTTP has no phrase for, a body that is plain text, and a long one.
+        let Some(Answer::HttpStatus { reason, body, .. }) =
+            http_answer("HTTP 499 <unknown status code>: upstream went away")
+        else {
+            panic!("not read as an HTTP status")
+        };
+        assert_eq!((reason.as_str(), body.as_str()), ("", "upstream went away"));
+        let long = excerpt(&"x".repeat(500));
+        assert_eq!(long.chars().count(), EXCERPT);
+        assert!(long.ends_with("..."));
+        // Not a status at all.
+        assert!(http_answer("unexpected end of stream").is_none());
+        assert!(http_answer("HTTP 4xx: no").is_none());
+    }
+
+    #[test]
+    fn a_transport_error_is_said_without_rust_type_names() {
+        let ended = sent(StreamableHttpError::UnexpectedEndOfStream);
+        // rmcp's own words name the worker's type.
+        assert!(ended.to_string().contains("WorkerTransport<"), "{ended}");
+        for (error, said) in [
+            (ended, "unexpected end of stream"),
+            (
+                sent(StreamableHttpError::UnexpectedContentType(Some(
+                    "text/html".into(),
+                ))),
+                "the server answered with content type `text/html`, neither JSON nor an event stream",
+            ),
+            (
+                ServiceError::TransportClosed,
+                "the connection to the server is closed",
+            ),
+        ] {
+            assert_eq!(service_error(&error), said);
+        }
+    }
 }

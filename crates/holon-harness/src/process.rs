@@ -81,6 +81,8 @@ pub struct ServerProcess {
     /// What it printed.
     pub output: Output,
     stopped: Mutex<bool>,
+    /// It answered no call, alone or among others: its stop gives it no time to drain.
+    hung: std::sync::atomic::AtomicBool,
 }
 
 /// Why the server could not be started.
@@ -174,7 +176,14 @@ impl ServerProcess {
         }
     }
 
-    /// Stops the whole process group: SIGTERM, then SIGKILL after two seconds. Idempotent.
+    /// Says the server answers no call: [`stop`](Self::stop) then waits a moment, not two
+    /// seconds, after SIGTERM (a server that drains its calls would wait for its hung ones).
+    pub fn hangs(&self) {
+        self.hung.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Stops the whole process group: SIGTERM, then SIGKILL after two seconds (a tenth of one
+    /// for a server that [`hangs`](Self::hangs)). Idempotent.
     pub fn stop(&self) {
         let Ok(mut stopped) = self.stopped.lock() else {
             return;
@@ -185,7 +194,12 @@ impl ServerProcess {
         *stopped = true;
         // The group's watcher ignores this one; it ends with the SIGKILL below.
         supervise::terminate(self.pgid);
-        let deadline = Instant::now() + Duration::from_secs(2);
+        let grace = if self.hung.load(std::sync::atomic::Ordering::SeqCst) {
+            Duration::from_millis(100)
+        } else {
+            Duration::from_secs(2)
+        };
+        let deadline = Instant::now() + grace;
         let mut pause = Duration::from_millis(1);
         loop {
             let exited = self
@@ -347,6 +361,7 @@ fn spawn(
         port,
         output,
         stopped: Mutex::new(false),
+        hung: std::sync::atomic::AtomicBool::new(false),
     })
 }
 

@@ -1,11 +1,45 @@
 //! What each trial did, kept for the reports written after the run (JUnit, GitHub
-//! annotations): its name, how long it took, and the failure's message. Kept per run.
+//! annotations): its name, how long it took, and the failure's message. Kept per run, with the
+//! causes the failures share: when several trials fail for one cause, the first is reported in
+//! full and the others in one line each.
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use libtest_mimic::{Failed, Trial};
+
+use holon_core::gateway::Status;
+
+/// Why a trial failed: its whole report, and what the failure can have in common with others.
+#[derive(Debug, Clone)]
+pub(crate) struct Fault {
+    /// The report, as printed for the first trial of its cause (and in the JUnit report).
+    pub message: String,
+    /// What makes it the same failure as another trial's; `None` when it is its own.
+    pub cause: Option<Cause>,
+}
+
+impl From<String> for Fault {
+    fn from(message: String) -> Fault {
+        Fault {
+            message,
+            cause: None,
+        }
+    }
+}
+
+/// What makes several failures one: how the gateway settled the answer, and what went wrong
+/// in words that do not depend on the example (for an output that differs, its first
+/// differing path and the kind of difference there; for another answer, what it was).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Cause {
+    /// The status the gateway would give.
+    pub status: Status,
+    /// What went wrong (`the output differs from the example at `/words` (a string where the
+    /// example has an integer)`).
+    pub what: String,
+}
 
 /// One trial that ran.
 #[derive(Debug, Clone)]
@@ -14,20 +48,37 @@ pub(crate) struct Record {
     pub name: String,
     /// How long it ran.
     pub took: Duration,
-    /// Why it failed; `None` when it passed.
+    /// Why it failed, in full; `None` when it passed.
     pub failure: Option<String>,
+    /// The cause of the failure, when it has one.
+    pub cause: Option<Cause>,
 }
 
-/// The trials of one run that ended so far.
-#[derive(Debug, Default)]
-pub(crate) struct Records(Mutex<Vec<Record>>);
+/// A cause several trials may share: the first trial that failed of it, and how many did.
+#[derive(Debug, Clone)]
+pub(crate) struct Shared {
+    /// What the failures have in common.
+    pub cause: Cause,
+    /// The trial reported in full: the first to fail of it.
+    pub first: String,
+    /// How many trials failed of it.
+    pub count: usize,
+}
 
-/// A trial whose end is recorded in `records`: a pass, a failure with its message, or a panic
-/// (recorded, then passed on for libtest to report as it always does).
+/// The trials of one run that ended so far, and the causes of their failures.
+#[derive(Debug, Default)]
+pub(crate) struct Records {
+    ended: Mutex<Vec<Record>>,
+    causes: Mutex<Vec<Shared>>,
+}
+
+/// A trial whose end is recorded in `records`: a pass, a failure with its message (in one line
+/// when an earlier trial failed of the same cause), or a panic (recorded, then passed on for
+/// libtest to report as it always does).
 pub(crate) fn trial(
     records: &Arc<Records>,
     name: impl Into<String>,
-    run: impl FnOnce() -> Result<(), Failed> + Send + 'static,
+    run: impl FnOnce() -> Result<(), Fault> + Send + 'static,
 ) -> Trial {
     let name = name.into();
     let recorded = name.clone();
@@ -35,26 +86,42 @@ pub(crate) fn trial(
     Trial::test(name, move || {
         let started = Instant::now();
         let result = catch_unwind(AssertUnwindSafe(run));
-        let failure = match &result {
-            Ok(Ok(())) => None,
-            Ok(Err(failed)) => Some(failed.message().unwrap_or("the trial failed").to_string()),
-            Err(panic) => Some(match panic.downcast_ref::<String>() {
-                Some(s) => format!("the trial panicked: {s}"),
-                None => match panic.downcast_ref::<&str>() {
+        let (failure, cause) = match &result {
+            Ok(Ok(())) => (None, None),
+            Ok(Err(fault)) => (Some(fault.message.clone()), fault.cause.clone()),
+            Err(panic) => (
+                Some(match panic.downcast_ref::<String>() {
                     Some(s) => format!("the trial panicked: {s}"),
-                    None => "the trial panicked".to_string(),
-                },
-            }),
+                    None => match panic.downcast_ref::<&str>() {
+                        Some(s) => format!("the trial panicked: {s}"),
+                        None => "the trial panicked".to_string(),
+                    },
+                }),
+                None,
+            ),
         };
-        if let Ok(mut records) = records.0.lock() {
-            records.push(Record {
+        let shown = match (&result, &cause) {
+            (Ok(Err(fault)), Some(cause)) => match records.first_of(cause, &recorded) {
+                None => fault.message.clone(),
+                Some(first) => format!(
+                    "{}; gateway status: {} (the same cause as `{first}`, reported in full)",
+                    cause.what, cause.status
+                ),
+            },
+            (Ok(Err(fault)), None) => fault.message.clone(),
+            _ => String::new(),
+        };
+        if let Ok(mut ended) = records.ended.lock() {
+            ended.push(Record {
                 name: recorded,
                 took: started.elapsed(),
                 failure,
+                cause,
             });
         }
         match result {
-            Ok(outcome) => outcome,
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(Failed::from(shown)),
             Err(panic) => resume_unwind(panic),
         }
     })
@@ -63,9 +130,45 @@ pub(crate) fn trial(
 impl Records {
     /// Every trial that ended so far, in the order they ended.
     pub(crate) fn take(&self) -> Vec<Record> {
-        self.0
+        self.ended
             .lock()
             .map(|mut r| std::mem::take(&mut *r))
             .unwrap_or_default()
     }
+
+    /// Counts a failure of `cause` by the trial `name`: the trial that failed of it first, when
+    /// that is another one.
+    fn first_of(&self, cause: &Cause, name: &str) -> Option<String> {
+        let mut causes = self.causes.lock().ok()?;
+        match causes.iter_mut().find(|s| s.cause == *cause) {
+            Some(shared) => {
+                shared.count += 1;
+                Some(shared.first.clone())
+            }
+            None => {
+                causes.push(Shared {
+                    cause: cause.clone(),
+                    first: name.to_string(),
+                    count: 1,
+                });
+                None
+            }
+        }
+    }
+
+    /// The causes more than one trial failed of, in the order they were first met.
+    pub(crate) fn shared(&self) -> Vec<Shared> {
+        self.causes
+            .lock()
+            .map(|c| c.iter().filter(|s| s.count > 1).cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+/// The line that closes a run in which several trials failed of `shared`'s cause.
+pub(crate) fn note(shared: &Shared) -> String {
+    format!(
+        "note: {} trials failed for one cause: {}; gateway status: {}; `{}` is reported in full, the others in one line each",
+        shared.count, shared.cause.what, shared.cause.status, shared.first
+    )
 }

@@ -181,6 +181,10 @@ fn resolve_layers(
 ) -> Result<Settings, String> {
     let given = command_line.clone().over(&env.clone().over(harness));
     let cases = given.explore_cases.unwrap_or(explore::DEFAULT_CASES);
+    // The command line and the environment were checked as they were read; the builder's
+    // number is checked here.
+    let cases = explore::check_cases(cases)
+        .map_err(|e| format!("`Harness::explore_cases({cases})`: {e}"))?;
     let seed = match given.explore_seed {
         Some(seed) => seed,
         None => explore::manifest_seed(path)?,
@@ -388,6 +392,36 @@ mod tests {
             let e = env(&[(name, bad)]).expect_err(bad);
             assert!(e.starts_with(&format!("`{name}={bad}`")), "{e}");
         }
+    }
+
+    #[test]
+    fn explore_cases_have_a_maximum_in_every_layer() {
+        let max = explore::MAX_CASES;
+        assert_eq!(explore::parse_cases(&max.to_string()), Ok(max));
+        for past in [max + 1, 4_000_000_000] {
+            let e = explore::parse_cases(&past.to_string()).unwrap_err();
+            assert!(e.ends_with(&format!("to {max}")), "{e}");
+            let named = env(&[(EXPLORE_CASES_VAR, &past.to_string())]).unwrap_err();
+            assert!(
+                named.starts_with(&format!("`{EXPLORE_CASES_VAR}={past}`: ")),
+                "{named}"
+            );
+        }
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = &dir.path().join("holon.yaml");
+        std::fs::write(path, "name: probe\n").expect("a manifest");
+        let harness = |cases: u32| Layer {
+            explore_cases: Some(cases),
+            ..Layer::default()
+        };
+        let none = Layer::default();
+        let at = resolve_layers(&none, &none, &harness(max), path, None).expect("the edge");
+        assert_eq!(at.explore.cases, max);
+        let past = resolve_layers(&none, &none, &harness(max + 1), path, None).unwrap_err();
+        assert!(
+            past.starts_with(&format!("`Harness::explore_cases({})`: ", max + 1)),
+            "{past}"
+        );
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! status the gateway would have given. The status and the description of the answer are the
 //! answer's own (`Answer::status`, `Answer::describe`); this adds what the example expected.
 
-use super::compare::diff;
+use super::compare::{diff, differences};
+use super::record::{Cause, Fault};
 use holon_core::gateway::{Answer, Gateway, Status};
 use holon_core::json::equal as json_eq;
 use holon_core::manifest::{Example, Expect};
@@ -16,7 +17,7 @@ pub(crate) fn judge_as(
     answer: Answer,
     live: bool,
     pass: &str,
-) -> Result<(), String> {
+) -> Result<(), Fault> {
     if !live {
         return judge(gateway, example, answer);
     }
@@ -40,8 +41,9 @@ pub(crate) fn judge_as(
     }
 }
 
-/// Passes when the answer is exactly what the example promises.
-pub(crate) fn judge(gateway: &Gateway, example: &Example, answer: Answer) -> Result<(), String> {
+/// Passes when the answer is exactly what the example promises; a failure says why, and what
+/// it has in common with other trials' failures.
+pub(crate) fn judge(gateway: &Gateway, example: &Example, answer: Answer) -> Result<(), Fault> {
     let status = answer.status(gateway);
     match (&answer, &example.expect) {
         (Answer::Output(actual), Expect::Output(expected)) => {
@@ -50,7 +52,15 @@ pub(crate) fn judge(gateway: &Gateway, example: &Example, answer: Answer) -> Res
                 return Ok(());
             }
             let violations = gateway.judge_output(actual);
-            let mut message = String::from("the output differs from the example\n");
+            let what = match differences(expected, actual).first() {
+                Some(d) => format!(
+                    "the output differs from the example at {} ({})",
+                    d.place(),
+                    d.kind.words()
+                ),
+                None => "the output differs from the example".to_string(),
+            };
+            let mut message = format!("{what}\n");
             message.push_str(&diff(expected, actual));
             for v in &violations {
                 message.push_str(&format!(
@@ -60,18 +70,31 @@ pub(crate) fn judge(gateway: &Gateway, example: &Example, answer: Answer) -> Res
                 ));
             }
             message.push_str(&format!("\ngateway status: {status}"));
-            Err(message)
+            Err(Fault {
+                message,
+                cause: Some(Cause { status, what }),
+            })
         }
         (_, Expect::Error(want)) if status == Status::Declared(want.clone()) => Ok(()),
-        (Answer::Failed { code, message }, expect) => {
-            failed(&status, code.as_deref(), message, expect)
-        }
-        (_, expect) => Err(format!(
-            "expected {}, got {}{}\ngateway status: {status}",
-            expected(expect),
-            answer.describe(gateway),
-            hint(&answer, expect)
-        )),
+        (Answer::Failed { code, message }, expect) => Err(Fault {
+            message: failed(&status, code.as_deref(), message, expect),
+            cause: Some(Cause {
+                what: answer.describe(gateway),
+                status,
+            }),
+        }),
+        (_, expect) => Err(Fault {
+            message: format!(
+                "expected {}, got {}{}\ngateway status: {status}",
+                expected(expect),
+                answer.describe(gateway),
+                hint(&answer, expect)
+            ),
+            cause: Some(Cause {
+                what: answer.describe(gateway),
+                status,
+            }),
+        }),
     }
 }
 
@@ -85,12 +108,7 @@ fn expected(expect: &Expect) -> String {
 
 /// A failure result against what the example expects: which code it carried, what that means,
 /// and its message.
-fn failed(
-    status: &Status,
-    code: Option<&str>,
-    message: &str,
-    expect: &Expect,
-) -> Result<(), String> {
+fn failed(status: &Status, code: Option<&str>, message: &str, expect: &Expect) -> String {
     let what = match (code, status) {
         (None, _) => "a failure with no `structuredContent.error.code`".to_string(),
         (Some(c), Status::AgentError) => format!("the undeclared code `{c}`"),
@@ -107,10 +125,10 @@ fn failed(
         (_, Status::AgentError) => " (not declared in `interface.errors`)",
         _ => "",
     };
-    Err(format!(
+    format!(
         "expected {}, got {what}{cause}: {message}\ngateway status: {status}",
         expected(expect)
-    ))
+    )
 }
 
 /// What to do about an answer that is not the example's, where the answer alone does not say.
@@ -119,7 +137,10 @@ fn hint(answer: &Answer, expect: &Expect) -> String {
         (Answer::RpcError { .. }, Expect::Error(want)) => format!(
             "\n(a declared failure is a tool result with `isError: true` and `structuredContent.error.code: \"{want}\"`)"
         ),
-        (Answer::HttpStatus(_), _) => {
+        (Answer::HttpStatus { status: 413, .. }, _) => {
+            "\n(this is the server's answer: it refuses a request body this large, which `runtime.limits.max_input_bytes` admits; raise the server's body limit or lower `max_input_bytes`)".into()
+        }
+        (Answer::HttpStatus { .. }, _) => {
             "\n(this is the server's answer, not retried; if it limits the calls in flight, lower `--concurrency`)".into()
         }
         _ => String::new(),

@@ -2,6 +2,7 @@
 // every input correctly, for tests/it/explore.rs: explore must raise no false alarm on it.
 //
 //   PORT=8080 node server.mjs
+//   PORT=8080 EXPRESS=1 node server.mjs   (the SDK's express app, with its 100 KB body limit)
 //
 // Serves stateless Streamable HTTP at http://127.0.0.1:$PORT/mcp with the low-level `Server`:
 // one tool, `word_stats`, with `interface.input` of tests/fixtures/harness/word-stats.yaml as
@@ -109,12 +110,9 @@ function server() {
 }
 
 const port = Number(process.env.PORT);
-createServer(async (req, res) => {
-  if (new URL(req.url, "http://localhost").pathname !== "/mcp") {
-    res.writeHead(404).end();
-    return;
-  }
-  // Stateless: a server and a transport per request, as the SDK's own example does.
+
+/** One request through a fresh stateless server and transport, as the SDK's own example does. */
+async function handle(req, res, body) {
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   const s = server();
   res.on("close", () => {
@@ -122,7 +120,24 @@ createServer(async (req, res) => {
     s.close();
   });
   await s.connect(transport);
-  await transport.handleRequest(req, res);
-}).listen(port, "127.0.0.1", () => {
-  console.error(`ts server: listening on http://127.0.0.1:${port}/mcp`);
-});
+  await transport.handleRequest(req, res, body);
+}
+
+const listening = () => console.error(`ts server: listening on http://127.0.0.1:${port}/mcp`);
+if (process.env.EXPRESS === "1") {
+  // `EXPRESS=1`: the SDK's `createMcpExpressApp`, as its guides set a server up. It keeps
+  // express's JSON body limit (100 KB), so a larger call is answered HTTP 413 with express's
+  // HTML error page: tests/it/explore.rs holds the harness to name that answer for what it is.
+  const { createMcpExpressApp } = await import("@modelcontextprotocol/sdk/server/express.js");
+  const app = createMcpExpressApp();
+  app.post("/mcp", (req, res) => handle(req, res, req.body));
+  app.listen(port, "127.0.0.1", listening);
+} else {
+  createServer(async (req, res) => {
+    if (new URL(req.url, "http://localhost").pathname !== "/mcp") {
+      res.writeHead(404).end();
+      return;
+    }
+    await handle(req, res);
+  }).listen(port, "127.0.0.1", listening);
+}

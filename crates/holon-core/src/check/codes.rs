@@ -1,5 +1,7 @@
 //! Declared error codes: format, unique, described, not reserved.
 
+use std::collections::HashMap;
+
 use super::collect::Diagnostics;
 use crate::gateway::Status;
 use crate::manifest::ErrorDecl;
@@ -14,7 +16,9 @@ pub fn valid_code(code: &str) -> bool {
 
 /// Checks every declared error.
 pub fn check(errors: &[(usize, ErrorDecl)], out: &mut Diagnostics) {
-    for (n, (i, decl)) in errors.iter().enumerate() {
+    // Where each code is first declared: one lookup a code, however many there are.
+    let mut first_at: HashMap<&str, usize> = HashMap::with_capacity(errors.len());
+    for (i, decl) in errors {
         let ptr = format!("/interface/errors/{i}");
         let code_ptr = format!("{ptr}/code");
         let code = &decl.code;
@@ -33,7 +37,7 @@ pub fn check(errors: &[(usize, ErrorDecl)], out: &mut Diagnostics) {
             out.error("error-code-reserved", &code_ptr, format!("error code `{code}` is reserved by the gateway"))
                 .hint("the gateway reports it itself; name your own failure, e.g. `upstream_unavailable` or `document_too_slow`");
         }
-        if let Some((first, _)) = errors.iter().take(n).find(|(_, d)| d.code == *code) {
+        if let Some(first) = first_at.get(code.as_str()) {
             out.error(
                 "error-code-duplicate",
                 &code_ptr,
@@ -41,6 +45,8 @@ pub fn check(errors: &[(usize, ErrorDecl)], out: &mut Diagnostics) {
                     "error code `{code}` is declared twice (first at `interface.errors[{first}]`)"
                 ),
             );
+        } else {
+            first_at.insert(code, *i);
         }
         if decl.description.trim().is_empty() {
             out.error(

@@ -1,20 +1,51 @@
 //! The diagnostics of one run, each located in the manifest's tree as it is added: a check
-//! names the pointer, the collector finds its line and column.
+//! names the pointer, the collector finds its line and column. A check lists at most
+//! [`LISTED`] of its problems; one more diagnostic counts the rest.
+
+use std::collections::{HashMap, HashSet};
 
 use super::diagnostic::{Diagnostic, Severity};
-use crate::manifest::yaml::{Loc, Node};
+use crate::manifest::yaml::{Loc, Locator, Node};
 use crate::pointer;
+
+/// The most diagnostics one check lists. A hostile manifest can hold millions of problems of
+/// one kind (a mapping of unknown keys, a schema of properties without descriptions): listing
+/// them all costs gigabytes and helps no one, and a count says as much.
+pub const LISTED: usize = 1000;
 
 /// The manifest's located tree and every problem found in it so far.
 pub struct Diagnostics<'a> {
-    root: &'a Node,
+    tree: Locator<'a>,
     list: Vec<Diagnostic>,
+    /// How many problems each check found, listed or not.
+    found: HashMap<&'static str, usize>,
+    /// The checks whose count past [`LISTED`] is a lower bound: they stopped counting each
+    /// problem of a payload once they were full.
+    in_part: HashSet<&'static str>,
+    /// Where a problem past [`LISTED`] is written, to be dropped.
+    unlisted: Diagnostic,
+}
+
+/// The diagnostics a check run lists, and how many problems it found but did not list.
+pub struct Found {
+    /// What is listed: at most `LISTED` of each check, and for a check past it, one more
+    /// diagnostic that counts what is not listed.
+    pub list: Vec<Diagnostic>,
+    /// Problems found and not listed, past those each counting diagnostic stands for itself:
+    /// errors, then warnings.
+    pub unlisted: [usize; 2],
 }
 
 /// The diagnostic just added, to give it a hint.
-pub struct Added<'d>(&'d mut Diagnostic);
+pub struct Added<'d>(&'d mut Diagnostic, bool);
 
 impl Added<'_> {
+    /// Whether it is listed: a hint that costs something to work out (a "did you mean") is
+    /// worked out only then.
+    pub fn listed(&self) -> bool {
+        self.1
+    }
+
     /// Places it at `loc` rather than at the node its pointer names: at a key rather than its
     /// value, say.
     pub fn at(self, loc: Loc) -> Self {
@@ -33,14 +64,22 @@ impl<'a> Diagnostics<'a> {
     /// None yet, located in `root`.
     pub fn new(root: &'a Node) -> Self {
         Diagnostics {
-            root,
+            tree: Locator::new(root),
             list: Vec::new(),
+            found: HashMap::new(),
+            in_part: HashSet::new(),
+            unlisted: Diagnostic::error("", "", Loc::default(), ""),
         }
     }
 
     /// The tree the diagnostics are located in.
     pub fn root(&self) -> &'a Node {
-        self.root
+        self.tree.root()
+    }
+
+    /// Whether the mapping at `pointer` has a key `name`, whatever its value.
+    pub fn has_key(&self, pointer: &str, name: &str) -> bool {
+        self.tree.locate_key(pointer, name).is_some()
     }
 
     /// An error at `pointer`, located at the node there (or the deepest one on the way).
@@ -68,20 +107,85 @@ impl<'a> Diagnostics<'a> {
     pub fn key(&self, parent: &str, name: &str) -> (String, Loc) {
         let at = pointer::child(parent, name);
         let loc = self
-            .root
+            .tree
             .locate_key(parent, name)
-            .unwrap_or_else(|| self.root.locate(&at));
+            .unwrap_or_else(|| self.tree.locate(&at));
         (at, loc)
     }
 
-    /// How many diagnostics were added so far.
-    pub fn count(&self) -> usize {
-        self.list.len()
+    /// Whether `check` lists no more problems: what it finds from now on is only counted.
+    pub fn full(&self, check: &str) -> bool {
+        self.found.get(check).is_some_and(|n| *n >= LISTED)
     }
 
-    /// Every diagnostic, in the order they were added.
+    /// Counts one more problem of `check`, which is [`full`](Self::full): nothing is listed, so
+    /// nothing need be written or located.
+    pub fn tally(&mut self, check: &'static str) {
+        *self.found.entry(check).or_default() += 1;
+    }
+
+    /// Says that `check` no longer counts every problem, only that there is one more: its
+    /// count of those not listed is then "at least".
+    pub fn counted_in_part(&mut self, check: &'static str) {
+        self.in_part.insert(check);
+    }
+
+    /// How many problems were found so far, listed or not.
+    pub fn count(&self) -> usize {
+        self.found.values().sum()
+    }
+
+    /// Every diagnostic listed, in the order they were added, then for each check that found
+    /// more than `LISTED`, one that says how many more it found.
     pub fn into_list(self) -> Vec<Diagnostic> {
-        self.list
+        self.into_found().list
+    }
+
+    /// [`into_list`](Self::into_list), with the count of what is not listed.
+    pub fn into_found(self) -> Found {
+        let mut found = Found {
+            list: self.list,
+            unlisted: [0, 0],
+        };
+        let mut over: Vec<(&'static str, usize)> = (self.found.into_iter())
+            .filter(|(_, n)| *n > LISTED)
+            .collect();
+        over.sort_unstable();
+        for (check, n) in over {
+            // Placed at the last one listed, so that it reads after them.
+            let Some(last) = found.list.iter().rev().find(|d| d.check == check) else {
+                continue;
+            };
+            let (severity, line, column) = (last.severity, last.line, last.column);
+            let what = match severity {
+                Severity::Error => "errors",
+                Severity::Warning => "warnings",
+            };
+            let more = n - LISTED;
+            let at_least = if self.in_part.contains(check) {
+                "at least "
+            } else {
+                ""
+            };
+            found.list.push(Diagnostic {
+                severity,
+                line,
+                column,
+                ..Diagnostic::error(
+                    check,
+                    "",
+                    Loc::default(),
+                    format!("{at_least}{more} more `{check}` {what} are not listed: a check lists its first {LISTED}"),
+                )
+            });
+            if let Some(slot) = found
+                .unlisted
+                .get_mut(usize::from(severity == Severity::Warning))
+            {
+                *slot += more - 1;
+            }
+        }
+        found
     }
 
     fn add(
@@ -91,11 +195,17 @@ impl<'a> Diagnostics<'a> {
         pointer: String,
         message: String,
     ) -> Added<'_> {
-        let loc = self.root.locate(&pointer);
-        Added(self.list.push_mut(Diagnostic {
+        let found = self.found.entry(check).or_default();
+        *found += 1;
+        if *found > LISTED {
+            return Added(&mut self.unlisted, false);
+        }
+        let loc = self.tree.locate(&pointer);
+        let added = self.list.push_mut(Diagnostic {
             severity,
             ..Diagnostic::error(check, pointer, loc, message)
-        }))
+        });
+        Added(added, true)
     }
 }
 

@@ -1,6 +1,6 @@
 //! Examples: named, unique, one outcome each, within the bounds, valid against the schemas.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use jsonschema::Validator;
 use serde_json::Value;
@@ -11,6 +11,9 @@ use super::structure::RawExample;
 use crate::gateway::{bounds, schema};
 use crate::json::size as json_size;
 use crate::manifest::{ErrorDecl, Example, Expect, Limits};
+
+/// How many declared codes an undeclared one is compared with for a "did you mean".
+const SUGGESTED_AMONG: usize = 1000;
 
 /// What the example checks need besides the examples.
 pub struct Context<'a> {
@@ -27,6 +30,9 @@ pub struct Context<'a> {
 
 /// Checks every example and returns those complete enough to run.
 pub fn check(examples: &[RawExample], cx: &Context, out: &mut Diagnostics) -> Vec<Example> {
+    let declared: HashSet<&str> = cx.errors.iter().map(|(_, d)| d.code.as_str()).collect();
+    // Whether each handle's file exists, asked of the file system once a name.
+    let mut files: HashMap<String, bool> = HashMap::new();
     let mut checked = Vec::with_capacity(examples.len());
     let mut successes = 0;
     let mut first_by_name: HashMap<&str, usize> = HashMap::new();
@@ -50,7 +56,7 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Diagnostics) -> Ve
         if let Some(input) = &ex.input {
             let at = format!("{ptr}/input");
             if let Some(dir) = cx.files_dir {
-                file_handles(input, &at, dir, out);
+                file_handles(input, &at, dir, &mut files, out);
             }
             input_payload(input, &at, &label, cx, out);
         }
@@ -60,7 +66,7 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Diagnostics) -> Ve
         }
         if let Some(code) = &ex.error
             && cx.errors_known
-            && !cx.errors.iter().any(|(_, d)| d.code == *code)
+            && !declared.contains(code.as_str())
         {
             undeclared(code, &format!("{ptr}/error"), &label, cx.errors, out);
         }
@@ -76,7 +82,7 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Diagnostics) -> Ve
 /// Whether the example at `ptr` has a key `key`, whatever its value (a key of the wrong type
 /// was reported as `wrong-type`: it is not missing).
 fn present(out: &Diagnostics, ptr: &str, key: &str) -> bool {
-    out.root().locate_key(ptr, key).is_some()
+    out.has_key(ptr, key)
 }
 
 /// Every example has a name, not empty, and no two share one.
@@ -163,12 +169,19 @@ fn undeclared(
     errors: &[(usize, ErrorDecl)],
     out: &mut Diagnostics,
 ) {
-    let declared: Vec<&str> = errors.iter().map(|(_, d)| d.code.as_str()).collect();
     let added = out.error(
         "example-error-undeclared",
         at,
         format!("{label} fails with `{code}`, which is not declared in `interface.errors`"),
     );
+    // A "did you mean" compares the code with each declared one: only for a listed problem,
+    // and only among a list one could read.
+    if !added.listed() {
+        return;
+    }
+    let declared: Vec<&str> = (errors.iter().take(SUGGESTED_AMONG))
+        .map(|(_, d)| d.code.as_str())
+        .collect();
     match super::structure::suggest(code, &declared) {
         Some(s) => added.hint(format!("did you mean `{s}`?")),
         None => added.hint("declare it under `interface.errors` with a description"),
@@ -190,8 +203,15 @@ fn runnable(ex: &RawExample) -> Option<Example> {
     })
 }
 
-/// Every `holon://files/NAME` string in an example input names a file inside `files/`.
-fn file_handles(input: &Value, ptr: &str, dir: &std::path::Path, out: &mut Diagnostics) {
+/// Every `holon://files/NAME` string in an example input names a file inside `files/`;
+/// `exists` keeps what the file system said of each name.
+fn file_handles(
+    input: &Value,
+    ptr: &str,
+    dir: &std::path::Path,
+    exists: &mut HashMap<String, bool>,
+    out: &mut Diagnostics,
+) {
     use crate::gateway::handles::{HANDLE_PREFIX, handle_name};
     let mut stack = vec![(ptr.to_string(), input)];
     while let Some((at, value)) = stack.pop() {
@@ -200,7 +220,13 @@ fn file_handles(input: &Value, ptr: &str, dir: &std::path::Path, out: &mut Diagn
                 Err(why) => out.error("file-handle-escape", at, format!("file handle `{s}` is refused: {why}"))
                     .hint("a handle names a file inside `files/` beside the manifest, e.g. `holon://files/report.pdf`"),
                 Ok(name) => {
-                    if !dir.join(name).is_file() {
+                    let found = match exists.get(name) {
+                        Some(found) => *found,
+                        None => *exists
+                            .entry(name.to_string())
+                            .or_insert_with(|| dir.join(name).is_file()),
+                    };
+                    if !found {
                         out.error("file-handle-missing", at, format!("file handle `{s}` has no file: `files/{name}` does not exist"))
                             .hint("the tests serve `holon://files/NAME` from `files/NAME` beside the manifest");
                     }
@@ -246,7 +272,16 @@ fn payload(
     } else {
         "interface.output"
     };
-    for v in schema::violations(validator, value) {
+    // Past what the check lists, the first violation is enough: the payload counts as at
+    // least one more problem, without collecting every one (a schema can require a million
+    // properties, and each example miss them all).
+    let found = if out.full(check) {
+        out.counted_in_part(check);
+        schema::first_violations(validator, value)
+    } else {
+        schema::violations(validator, value)
+    };
+    for v in found {
         let at = format!("{ptr}{}", v.pointer);
         let message = format!(
             "`{}` does not match `{schema_name}`: {}",

@@ -1,11 +1,13 @@
 //! Warnings from the guides' habits: bounded strings and numbers, defaults, descriptions, a
 //! closed input, no bare objects in the output, an example for every declared code.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value};
 
 use super::collect::Diagnostics;
 use super::diagnostic::dotted;
-use super::schema::subschemas;
+use super::schema::Subschemas;
 
 fn types(obj: &Map<String, Value>) -> Vec<&str> {
     match obj.get("type") {
@@ -20,7 +22,7 @@ fn fixed(obj: &Map<String, Value>) -> bool {
 }
 
 /// Lints on `interface.input`: the four habits that make an input schema usable by a caller.
-pub fn input(schema: &Value, out: &mut Diagnostics) {
+pub fn input(schema: &Value, subs: &Subschemas, out: &mut Diagnostics) {
     let base = "/interface/input";
     if let Value::Object(obj) = schema
         && obj.get("additionalProperties") != Some(&Value::Bool(false))
@@ -35,9 +37,9 @@ pub fn input(schema: &Value, out: &mut Diagnostics) {
             "a closed input makes a typo in a field name fail at the gate instead of being ignored",
         );
     }
-    for (ptr, obj) in subschemas(schema, base) {
-        unbounded(&ptr, obj, out);
-        properties(&ptr, obj, out);
+    for (ptr, obj) in subs {
+        unbounded(ptr, obj, out);
+        properties(ptr, obj, out);
     }
 }
 
@@ -76,25 +78,40 @@ fn properties(ptr: &str, obj: &Map<String, Value>, out: &mut Diagnostics) {
     let Some(Value::Object(props)) = obj.get("properties") else {
         return;
     };
-    let required: Vec<&str> = match obj.get("required") {
+    // A set: a schema may list as many required names as properties.
+    let required: HashSet<&str> = match obj.get("required") {
         Some(Value::Array(r)) => r.iter().filter_map(Value::as_str).collect(),
-        _ => Vec::new(),
+        _ => HashSet::new(),
     };
+    let parent = format!("{ptr}/properties");
+    const OPTIONAL: &str = "optional-without-default";
+    const UNDESCRIBED: &str = "property-without-description";
     for (name, prop) in props {
-        let (at, loc) = out.key(&format!("{ptr}/properties"), name);
         let Value::Object(p) = prop else { continue };
-        if !required.contains(&name.as_str()) && !p.contains_key("default") {
+        let optional = !required.contains(&name.as_str()) && !p.contains_key("default");
+        let undescribed = !p.contains_key("description");
+        // Past what both checks list, a property is only counted: no key to look up, no text.
+        if (!optional || out.full(OPTIONAL)) && (!undescribed || out.full(UNDESCRIBED)) {
+            for (check, found) in [(OPTIONAL, optional), (UNDESCRIBED, undescribed)] {
+                if found {
+                    out.tally(check);
+                }
+            }
+            continue;
+        }
+        let (at, loc) = out.key(&parent, name);
+        if optional {
             out.warning(
-                "optional-without-default",
+                OPTIONAL,
                 &at,
                 format!("optional property `{name}` has no `default`"),
             )
             .at(loc)
             .hint("a default lets a calling agent leave it out with confidence");
         }
-        if !p.contains_key("description") {
+        if undescribed {
             out.warning(
-                "property-without-description",
+                UNDESCRIBED,
                 &at,
                 format!("property `{name}` has no `description`"),
             )
@@ -105,8 +122,8 @@ fn properties(ptr: &str, obj: &Map<String, Value>, out: &mut Diagnostics) {
 }
 
 /// Lints on `interface.output`: a field typed as a bare `object` tells a caller nothing.
-pub fn output(schema: &Value, out: &mut Diagnostics) {
-    for (ptr, obj) in subschemas(schema, "/interface/output") {
+pub fn output(subs: &Subschemas, out: &mut Diagnostics) {
+    for (ptr, obj) in subs {
         let shaped = [
             "properties",
             "patternProperties",
@@ -122,8 +139,8 @@ pub fn output(schema: &Value, out: &mut Diagnostics) {
         .iter()
         .any(|k| obj.contains_key(*k));
         if types(obj) == ["object"] && !shaped {
-            let message = format!("`{}` is a bare `object`", dotted(&ptr));
-            out.warning("output-bare-object", ptr, message)
+            let message = format!("`{}` is a bare `object`", dotted(ptr));
+            out.warning("output-bare-object", ptr.as_str(), message)
                 .hint("declare its `properties`: a caller that cannot predict the shape cannot use the answer");
         }
     }
@@ -132,14 +149,14 @@ pub fn output(schema: &Value, out: &mut Diagnostics) {
 /// A schema keyword with no value is almost always a split flow mapping: in
 /// `{ type: string, description: The word, lowercased. }` the comma ends the description and
 /// `lowercased.` becomes a keyword of its own, `null`, that every client then sees.
-pub fn empty_keywords(schema: &Value, pointer: &str, out: &mut Diagnostics) {
+pub fn empty_keywords(subs: &Subschemas, out: &mut Diagnostics) {
     // Keywords whose value may be `null` on purpose.
     const DATA: &[&str] = &["const", "default", "examples", "enum"];
-    for (ptr, obj) in subschemas(schema, pointer) {
-        for (key, value) in obj {
+    for (ptr, obj) in subs {
+        for (key, value) in obj.iter() {
             if value.is_null() && !DATA.contains(&key.as_str()) {
-                let (at, loc) = out.key(&ptr, key);
-                let message = format!("`{key}` in `{}` has no value", dotted(&ptr));
+                let (at, loc) = out.key(ptr, key);
+                let message = format!("`{key}` in `{}` has no value", dotted(ptr));
                 out.warning("schema-empty-keyword", at, message)
                     .at(loc)
                     .hint("in a flow mapping `{ ... }` a comma ends the value before it: quote text that holds `, `");

@@ -48,9 +48,13 @@ pub struct Report {
     pub path: PathBuf,
     /// Its text (empty when it could not be read as text).
     pub source: String,
-    /// Every problem found, errors and warnings, in file order.
+    /// Every problem found, errors and warnings, in file order; past a check's first 1,000
+    /// problems, one diagnostic of that check counts the rest.
     pub diagnostics: Vec<Diagnostic>,
     manifest: Option<Box<Manifest>>,
+    /// Problems found but not in `diagnostics` (errors, warnings), beyond the one diagnostic
+    /// that counts them.
+    unlisted: [usize; 2],
 }
 
 impl Report {
@@ -59,20 +63,19 @@ impl Report {
         self.errors() == 0
     }
 
-    /// Number of errors.
+    /// Number of errors found, listed or not.
     pub fn errors(&self) -> usize {
-        self.diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Error)
-            .count()
+        self.count(Severity::Error, self.unlisted[0])
     }
 
-    /// Number of warnings.
+    /// Number of warnings found, listed or not.
     pub fn warnings(&self) -> usize {
-        self.diagnostics
-            .iter()
-            .filter(|d| d.severity == Severity::Warning)
-            .count()
+        self.count(Severity::Warning, self.unlisted[1])
+    }
+
+    fn count(&self, severity: Severity, unlisted: usize) -> usize {
+        let listed = self.diagnostics.iter().filter(|d| d.severity == severity);
+        listed.count() + unlisted
     }
 
     /// Moves the diagnostics `take` picks out of this report, into a report of the same file
@@ -86,6 +89,8 @@ impl Report {
             path: self.path.clone(),
             source: self.source.clone(),
             diagnostics: taken,
+            // What went unlisted stays counted here: it was not looked at.
+            unlisted: [0, 0],
             manifest: None,
         }
     }
@@ -115,6 +120,7 @@ impl Report {
             source: String::new(),
             diagnostics: vec![Diagnostic::error(check, "", loc, message)],
             manifest: None,
+            unlisted: [0, 0],
         }
     }
 }
@@ -176,6 +182,7 @@ pub fn file_report(path: &Path, source: &str, problems: Vec<Problem>) -> Report 
         path: path.to_path_buf(),
         source: source.to_string(),
         diagnostics,
+        unlisted: [0, 0],
         manifest: None,
     }
 }
@@ -252,16 +259,17 @@ pub fn check_as_file(text: &str, path: &Path) -> Report {
 }
 
 fn check_source(text: &str, path: &Path, files_dir: Option<&Path>) -> Report {
-    let (mut out, manifest) = match parse(text) {
+    let (mut out, unlisted, manifest) = match parse(text) {
         Ok(root) => {
             let mut found = Diagnostics::new(&root);
             let manifest = run(path, files_dir, &mut found).map(|mut m| {
                 m.text = Arc::from(text);
                 m
             });
-            (found.into_list(), manifest)
+            let found = found.into_found();
+            (found.list, found.unlisted, manifest)
         }
-        Err(refusal) => (vec![refusal], None),
+        Err(refusal) => (vec![refusal], [0, 0], None),
     };
     out.sort_by(|a, b| {
         (a.line, a.column)
@@ -278,6 +286,7 @@ fn check_source(text: &str, path: &Path, files_dir: Option<&Path>) -> Report {
         source: text.to_string(),
         diagnostics: out,
         manifest,
+        unlisted,
     }
 }
 
@@ -306,13 +315,8 @@ fn parse(text: &str) -> Result<Node, Diagnostic> {
         )
         .with_hint("run `cargo holon-test new NAME` to start from a template"));
     }
-    let root = yaml::parse(text).map_err(|e| {
-        let pointer = match e.check {
-            "yaml-duplicate-key" => yaml::duplicate_key(text).map(|(p, _)| p),
-            _ => None,
-        };
-        Diagnostic::error(e.check, pointer.unwrap_or_default(), e.loc, e.message)
-    })?;
+    let root =
+        yaml::parse(text).map_err(|e| Diagnostic::error(e.check, e.pointer, e.loc, e.message))?;
     if !matches!(root.kind, Kind::Map(_)) {
         return Err(Diagnostic::error(
             "wrong-type",
@@ -328,22 +332,21 @@ fn parse(text: &str) -> Result<Node, Diagnostic> {
 fn run(path: &Path, files_dir: Option<&Path>, out: &mut Diagnostics) -> Option<Manifest> {
     let root = out.root();
     let parts = structure::read(out);
+    // Each schema's subschemas are found once, for every check and lint that reads them.
+    let input = (parts.input.as_ref()).map(|s| (s, schema::subschemas(s, "/interface/input")));
+    let output = (parts.output.as_ref()).map(|s| (s, schema::subschemas(s, "/interface/output")));
     // The validators the checks compile are the ones the examples are validated with.
-    let input_validator = parts
-        .input
-        .as_ref()
-        .and_then(|s| schema::check(s, "/interface/input", out));
-    let output_validator = parts
-        .output
-        .as_ref()
-        .and_then(|s| schema::check(s, "/interface/output", out));
-    if let Some(s) = &parts.input {
-        lints::input(s, out);
-        lints::empty_keywords(s, "/interface/input", out);
+    let input_validator =
+        (input.as_ref()).and_then(|(s, subs)| schema::check(s, "/interface/input", subs, out));
+    let output_validator =
+        (output.as_ref()).and_then(|(s, subs)| schema::check(s, "/interface/output", subs, out));
+    if let Some((s, subs)) = &input {
+        lints::input(s, subs, out);
+        lints::empty_keywords(subs, out);
     }
-    if let Some(s) = &parts.output {
-        lints::output(s, out);
-        lints::empty_keywords(s, "/interface/output", out);
+    if let Some((_, subs)) = &output {
+        lints::output(subs, out);
+        lints::empty_keywords(subs, out);
     }
     codes::check(&parts.errors, out);
     let errors_node = root.get("interface").and_then(|i| i.get("errors"));
@@ -396,11 +399,14 @@ fn error_examples_lint(
     examples: &[crate::manifest::Example],
     out: &mut Diagnostics,
 ) {
+    let used: std::collections::HashSet<&str> = (examples.iter())
+        .filter_map(|e| match &e.expect {
+            crate::manifest::Expect::Error(c) => Some(c.as_str()),
+            crate::manifest::Expect::Output(_) => None,
+        })
+        .collect();
     for (i, decl) in &parts.errors {
-        let used = examples
-            .iter()
-            .any(|e| matches!(&e.expect, crate::manifest::Expect::Error(c) if *c == decl.code));
-        if !used {
+        if !used.contains(decl.code.as_str()) {
             out.warning(
                 "error-without-example",
                 format!("/interface/errors/{i}/code"),

@@ -1,5 +1,6 @@
 //! Printing a report: rustc-style text for people, one JSON document for tools.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::{Diagnostic, Report, Severity};
@@ -7,11 +8,14 @@ use super::{Diagnostic, Report, Severity};
 /// The report as rustc prints diagnostics: `error[id]: message`, the location, the source line
 /// with a caret, the hint, and a summary line.
 pub fn render_human(report: &Report, color: bool) -> String {
-    let lines: Vec<&str> = report.source.lines().collect();
+    let mut lines = Lines {
+        text: report.source.lines().collect(),
+        marks: HashMap::new(),
+    };
     let shown = report.path.display().to_string();
     let mut out = String::new();
     for d in &report.diagnostics {
-        diagnostic(&mut out, d, &lines, &shown, color);
+        diagnostic(&mut out, d, &mut lines, &shown, color);
     }
     let (errors, warnings) = (report.errors(), report.warnings());
     let plural = |n: usize, w: &str| {
@@ -50,7 +54,7 @@ fn paint(color: bool, code: &str, text: &str) -> String {
 }
 
 /// One diagnostic: the headline, the location, the source line with a caret, the hint.
-fn diagnostic(out: &mut String, d: &Diagnostic, lines: &[&str], shown: &str, color: bool) {
+fn diagnostic(out: &mut String, d: &Diagnostic, lines: &mut Lines, shown: &str, color: bool) {
     let paint = |code: &str, text: &str| paint(color, code, text);
     let (label, code) = match d.severity {
         Severity::Error => ("error", "1;31"),
@@ -72,9 +76,10 @@ fn diagnostic(out: &mut String, d: &Diagnostic, lines: &[&str], shown: &str, col
             d.line,
             d.column
         );
-        if let Some(text) = lines.get((d.line - 1) as usize) {
+        if let Some((text, before)) =
+            lines.window((d.line - 1) as usize, d.column.saturating_sub(1) as usize)
+        {
             let bar = paint("1;34", "|");
-            let (text, before) = window(text.trim_end(), d.column.saturating_sub(1) as usize);
             let _ = writeln!(out, "{pad} {bar}");
             let _ = writeln!(out, "{} {bar} {}", paint("1;34", &d.line.to_string()), text);
             let caret_at = text
@@ -102,23 +107,84 @@ fn diagnostic(out: &mut String, d: &Diagnostic, lines: &[&str], shown: &str, col
 /// is cut to a window around the column.
 const MAX_SHOWN: usize = 100;
 
+/// Every how many characters a long line's byte offset is noted.
+const STRIDE: usize = 1024;
+
+/// The source's lines, and for each long line a diagnostic was shown on, its [`Marks`]: many
+/// diagnostics on one long line (a flow mapping of unknown keys) cost a window each, not a
+/// count of the line each.
+struct Lines<'a> {
+    text: Vec<&'a str>,
+    marks: HashMap<usize, Marks>,
+}
+
+impl Lines<'_> {
+    /// Line `index` (from 0), as [`window`] cuts it around the character `before`.
+    fn window(&mut self, index: usize, before: usize) -> Option<(String, usize)> {
+        let line = self.text.get(index)?.trim_end();
+        if line.len() <= MAX_SHOWN {
+            return Some((line.to_string(), before));
+        }
+        let marks = self.marks.entry(index).or_insert_with(|| Marks::of(line));
+        Some(marks.window(line, before))
+    }
+}
+
+/// A long line's length in characters, and the byte offset of every [`STRIDE`]th character.
+struct Marks {
+    chars: usize,
+    offsets: Vec<usize>,
+}
+
+impl Marks {
+    fn of(line: &str) -> Marks {
+        let mut marks = Marks {
+            chars: 0,
+            offsets: Vec::new(),
+        };
+        for (at, _) in line.char_indices() {
+            if marks.chars.is_multiple_of(STRIDE) {
+                marks.offsets.push(at);
+            }
+            marks.chars += 1;
+        }
+        marks
+    }
+
+    /// The byte offset of character `n` of `line` (its length past the end).
+    fn byte(&self, line: &str, n: usize) -> usize {
+        let mark = n / STRIDE;
+        let from = self.offsets.get(mark).copied().unwrap_or(line.len());
+        line.get(from..)
+            .and_then(|rest| rest.char_indices().nth(n - mark * STRIDE))
+            .map_or(line.len(), |(at, _)| from + at)
+    }
+
+    /// The part of `line` to print and how many of its characters come before the caret.
+    fn window(&self, line: &str, before: usize) -> (String, usize) {
+        let len = self.chars;
+        if len <= MAX_SHOWN {
+            return (line.to_string(), before);
+        }
+        let start = before.saturating_sub(MAX_SHOWN / 2).min(len - MAX_SHOWN);
+        let (from, to) = (self.byte(line, start), self.byte(line, start + MAX_SHOWN));
+        let mut shown = line.get(from..to).unwrap_or_default().to_string();
+        let mut caret = before - start;
+        if start > 0 {
+            shown.insert_str(0, "...");
+            caret += 3;
+        }
+        if start + MAX_SHOWN < len {
+            shown.push_str("...");
+        }
+        (shown, caret)
+    }
+}
+
 /// The part of `line` to print and how many of its characters come before the caret.
+#[cfg(test)]
 fn window(line: &str, before: usize) -> (String, usize) {
-    let len = line.chars().count();
-    if len <= MAX_SHOWN {
-        return (line.to_string(), before);
-    }
-    let start = before.saturating_sub(MAX_SHOWN / 2).min(len - MAX_SHOWN);
-    let mut shown: String = line.chars().skip(start).take(MAX_SHOWN).collect();
-    let mut caret = before - start;
-    if start > 0 {
-        shown.insert_str(0, "...");
-        caret += 3;
-    }
-    if start + MAX_SHOWN < len {
-        shown.push_str("...");
-    }
-    (shown, caret)
+    Marks::of(line).window(line, before)
 }
 
 /// The report as one JSON document:

@@ -62,8 +62,9 @@ pub enum Shape {
     Any,
     /// A mapping with these fields.
     Section(&'static [Field]),
-    /// A sequence of mappings with these fields.
-    SeqOf(&'static [Field]),
+    /// A sequence of mappings with these fields, each holding exactly one of the fields named
+    /// in the second list (when it names any).
+    SeqOf(&'static [Field], &'static [&'static str]),
 }
 
 impl Shape {
@@ -170,7 +171,7 @@ pub const TOP: &[Field] = &[
     Field {
         name: "examples",
         required: Required::Always,
-        value: Shape::SeqOf(EXAMPLE),
+        value: Shape::SeqOf(EXAMPLE, &EXAMPLE_OUTCOMES),
         description: "Real runs: each an input and the output or declared error code the agent answers. Each becomes a test of both passes.",
     },
 ];
@@ -192,7 +193,7 @@ pub const INTERFACE: &[Field] = &[
     Field {
         name: "errors",
         required: Required::No,
-        value: Shape::SeqOf(ERROR),
+        value: Shape::SeqOf(ERROR, &[]),
         description: "The declared failures: the only codes a caller may receive from the agent besides the gateway's own.",
     },
 ];
@@ -304,6 +305,9 @@ pub const SOURCE: &[Field] = &[
         description: "The commit of the code deployed; `cargo holon-test` warns (`source-commit-stale`) when it does not hold the code under test.",
     },
 ];
+
+/// The fields of an example of which it holds exactly one (`example-outcome`).
+pub const EXAMPLE_OUTCOMES: [&str; 2] = ["output", "error"];
 
 /// One entry of `examples`.
 pub const EXAMPLE: &[Field] = &[
@@ -424,7 +428,16 @@ fn shape(value: &Shape) -> Value {
         Shape::Schema => json!({ "type": ["object", "boolean"] }),
         Shape::Any => json!({}),
         Shape::Section(fields) => section(fields),
-        Shape::SeqOf(fields) => json!({ "type": "array", "items": section(fields) }),
+        Shape::SeqOf(fields, exactly_one) => {
+            let mut items = section(fields);
+            if let (Value::Object(map), false) = (&mut items, exactly_one.is_empty()) {
+                let each: Vec<Value> = (exactly_one.iter())
+                    .map(|name| json!({ "required": [name] }))
+                    .collect();
+                map.insert("oneOf".into(), Value::Array(each));
+            }
+            json!({ "type": "array", "items": items })
+        }
     }
 }
 

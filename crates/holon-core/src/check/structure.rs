@@ -307,6 +307,9 @@ fn fields(
                     format!("unknown field `{}` in {}", key.name, place(ptr)),
                 )
                 .at(key.loc);
+            if !added.listed() {
+                continue;
+            }
             match suggest(&key.name, allowed) {
                 Some(s) => added.hint(format!("did you mean `{s}`?")),
                 None => added.hint(format!("expected one of {}", list(allowed))),

@@ -32,8 +32,20 @@ pub enum Answer {
     Hung(f64),
     /// No answer within `timeout_s` while other calls were in flight, nor when tried alone.
     HungAlone(f64),
-    /// An HTTP error status (429, 503, ...) instead of an MCP answer.
-    HttpStatus(u16),
+    /// No answer within `timeout_s` while other calls were in flight, and not tried again
+    /// alone: another call tried alone got no answer either, so the server does not answer.
+    HungNotRetried(f64),
+    /// An HTTP error status (413, 429, 503, ...) instead of an MCP answer: the server answered,
+    /// with no usable code.
+    HttpStatus {
+        /// The status code.
+        status: u16,
+        /// Its reason phrase (`Payload Too Large`), when it has one.
+        reason: String,
+        /// The start of the body, as text, in a line (empty when there was none, or it was not
+        /// read).
+        body: String,
+    },
     /// No answer at all: the server could not be reached, or exited; why, in words.
     Unreachable(String),
 }
@@ -45,8 +57,8 @@ impl Answer {
             Answer::Output(output) if gateway.judge_output(output).is_empty() => Status::Success,
             Answer::Output(_) | Answer::TextOnly(_) => Status::InvalidOutput,
             Answer::Failed { code, .. } => Status::of_failure(gateway, code.as_deref()),
-            Answer::RpcError { .. } | Answer::HttpStatus(_) => Status::AgentError,
-            Answer::Hung(_) | Answer::HungAlone(_) => Status::Timeout,
+            Answer::RpcError { .. } | Answer::HttpStatus { .. } => Status::AgentError,
+            Answer::Hung(_) | Answer::HungAlone(_) | Answer::HungNotRetried(_) => Status::Timeout,
             Answer::Unreachable(_) => Status::RuntimeUnavailable,
         }
     }
@@ -99,14 +111,25 @@ impl Answer {
             Answer::HungAlone(limit) => format!(
                 "no answer within `runtime.limits.timeout_s` ({limit} s), even when tried alone after timing out among other calls in flight; it was cancelled (`notifications/cancelled`)"
             ),
-            Answer::HttpStatus(http) => format!(
-                "the server answered HTTP {http}{} instead of a tool result",
-                match http {
-                    429 => " Too Many Requests",
-                    503 => " Service Unavailable",
-                    _ => "",
-                }
+            Answer::HungNotRetried(limit) => format!(
+                "no answer within `runtime.limits.timeout_s` ({limit} s) among other calls in flight; not tried again alone, since a call tried alone got no answer either"
             ),
+            Answer::HttpStatus {
+                status,
+                reason,
+                body,
+            } => {
+                let mut said = format!("the server answered HTTP {status}");
+                if !reason.is_empty() {
+                    said.push(' ');
+                    said.push_str(reason);
+                }
+                said.push_str(" instead of a tool result");
+                if !body.is_empty() {
+                    said.push_str(&format!(": {body:?}"));
+                }
+                said
+            }
             Answer::Unreachable(why) => why.clone(),
         }
     }

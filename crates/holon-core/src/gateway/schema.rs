@@ -56,42 +56,58 @@ pub fn violations(validator: &Validator, instance: &Value) -> Vec<Violation> {
     }
     let mut out = Vec::new();
     for error in validator.iter_errors(instance) {
-        let base = error.instance_path().as_str().to_string();
-        match error.kind() {
-            ValidationErrorKind::Required { property } => {
-                let name = property
-                    .as_str()
-                    .map_or_else(|| property.to_string(), str::to_string);
-                out.push(Violation {
-                    pointer: pointer::child(&base, &name),
-                    message: format!("missing required property `{name}`"),
-                });
-            }
-            ValidationErrorKind::AdditionalProperties { unexpected } => {
-                out.extend(not_allowed(
-                    &base,
-                    unexpected,
-                    "`additionalProperties: false`",
-                ));
-            }
-            ValidationErrorKind::UnevaluatedProperties { unexpected } => {
-                out.extend(not_allowed(&base, unexpected, "`unevaluatedProperties`"));
-            }
-            ValidationErrorKind::Type { .. } => out.push(Violation {
-                pointer: base,
-                message: format!(
-                    "{} (found {})",
-                    sentence(&error.to_string()),
-                    type_of(error.instance())
-                ),
-            }),
-            _ => out.push(Violation {
-                pointer: base,
-                message: sentence(&error.to_string()),
-            }),
-        }
+        push(&mut out, &error);
     }
     out
+}
+
+/// The violations of the first error `validator` finds in `instance` (none when it is
+/// valid): the walk stops there, for a caller that only needs to know that, and where.
+pub fn first_violations(validator: &Validator, instance: &Value) -> Vec<Violation> {
+    let mut out = Vec::new();
+    if let Err(error) = validator.validate(instance) {
+        push(&mut out, &error);
+    }
+    out
+}
+
+/// The violations one validation error stands for: one per property for the errors that
+/// name several.
+fn push(out: &mut Vec<Violation>, error: &jsonschema::ValidationError<'_>) {
+    let base = error.instance_path().as_str().to_string();
+    match error.kind() {
+        ValidationErrorKind::Required { property } => {
+            let name = property
+                .as_str()
+                .map_or_else(|| property.to_string(), str::to_string);
+            out.push(Violation {
+                pointer: pointer::child(&base, &name),
+                message: format!("missing required property `{name}`"),
+            });
+        }
+        ValidationErrorKind::AdditionalProperties { unexpected } => {
+            out.extend(not_allowed(
+                &base,
+                unexpected,
+                "`additionalProperties: false`",
+            ));
+        }
+        ValidationErrorKind::UnevaluatedProperties { unexpected } => {
+            out.extend(not_allowed(&base, unexpected, "`unevaluatedProperties`"));
+        }
+        ValidationErrorKind::Type { .. } => out.push(Violation {
+            pointer: base,
+            message: format!(
+                "{} (found {})",
+                sentence(&error.to_string()),
+                type_of(error.instance())
+            ),
+        }),
+        _ => out.push(Violation {
+            pointer: base,
+            message: sentence(&error.to_string()),
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! YAML to a located tree: every node keeps its line and column.
 
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use serde::Deserialize;
@@ -60,11 +62,19 @@ pub struct YamlError {
     pub message: String,
     /// Where, when the parser knows.
     pub loc: Loc,
+    /// The JSON pointer of the node at fault, when there is one (a duplicate key's); empty
+    /// otherwise.
+    pub pointer: String,
 }
 
 /// Nesting the YAML reader accepts at all; payload bounds (64) are checked later, on the tree,
 /// with a message that names the example.
 pub const MAX_YAML_DEPTH: usize = 160;
+
+/// Nodes the YAML reader accepts at all: three payloads at the gateway's bound of 200,000 values.
+/// The reader's time grows with the nodes (about 2 us each), so this bounds what any file up
+/// to the size limit costs to check (BENCHMARKS.md); a manifest needs far fewer.
+pub const MAX_YAML_NODES: usize = 600_000;
 
 fn options() -> serde_saphyr::Options {
     serde_saphyr::options! {
@@ -72,8 +82,8 @@ fn options() -> serde_saphyr::Options {
         with_snippet: false,
         budget: serde_saphyr::budget! {
             max_depth: MAX_YAML_DEPTH,
-            max_nodes: 3_000_000,
-            max_events: 8_000_000,
+            max_nodes: MAX_YAML_NODES,
+            max_events: 3 * MAX_YAML_NODES,
             max_aliases: 10_000,
             max_anchors: 10_000,
             max_recorded_anchor_events: 200_000,
@@ -82,34 +92,75 @@ fn options() -> serde_saphyr::Options {
     }
 }
 
-/// Parses one YAML document into a located tree.
+/// Parses one YAML document into a located tree; a key written twice in its mapping is
+/// refused at the second one, with its JSON pointer (`/runtime/tool`).
 pub fn parse(text: &str) -> Result<Node, YamlError> {
-    serde_saphyr::from_str_with_options::<Node>(text, options()).map_err(classify)
+    let mut options = options();
+    // Repeated keys are found on the tree rather than by the reader: the text is read once
+    // (its own refusal gave no pointer, so the text was read again to find one), and keys are
+    // compared as JSON will hold them, so `1:` and `"1":` are the same key.
+    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
+    let root = serde_saphyr::from_str_with_options::<Node>(text, options).map_err(classify)?;
+    match first_duplicate(&root) {
+        Some(refusal) => Err(refusal),
+        None => Ok(root),
+    }
 }
 
-/// The JSON pointer of a key written twice in its mapping (`/runtime/tool`), and where the
-/// second one stands: the document is read once more with repeated keys kept, so a tool that
-/// reads the report learns which key, not just which line.
-pub fn duplicate_key(text: &str) -> Option<(String, Loc)> {
-    let mut options = options();
-    options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::PassThrough;
-    let root = serde_saphyr::from_str_with_options::<Node>(text, options).ok()?;
-    // Breadth-first over mappings and sequences, without recursion.
-    let mut queue = std::collections::VecDeque::from([(String::new(), &root)]);
-    while let Some((pointer, node)) = queue.pop_front() {
+/// The key written twice that comes first in the document, refused at its second place. Each
+/// mapping's keys go through a set, so a mapping of any size is read once; the walks have no
+/// recursion, and the pointer is worked out only for the key found.
+fn first_duplicate(root: &Node) -> Option<YamlError> {
+    let mut first: Option<&Key> = None;
+    let mut stack = vec![root];
+    let mut seen = HashSet::new();
+    while let Some(node) = stack.pop() {
         match &node.kind {
             Kind::Map(entries) => {
-                for (i, (key, value)) in entries.iter().enumerate() {
-                    let child = crate::pointer::child(&pointer, &key.name);
-                    if entries.iter().take(i).any(|(k, _)| k.name == key.name) {
-                        return Some((child, key.loc));
+                seen.clear();
+                for (key, value) in entries {
+                    if !seen.insert(key.name.as_str()) {
+                        // A mapping's first repeat is its earliest.
+                        if first.is_none_or(|k| {
+                            (k.loc.line, k.loc.column) > (key.loc.line, key.loc.column)
+                        }) {
+                            first = Some(key);
+                        }
+                        break;
                     }
-                    queue.push_back((child, value));
+                    stack.push(value);
+                }
+            }
+            Kind::Seq(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    let key = first?;
+    Some(YamlError {
+        check: "yaml-duplicate-key",
+        message: format!("duplicate key `{}`", key.name),
+        loc: key.loc,
+        pointer: pointer_of(root, key).unwrap_or_default(),
+    })
+}
+
+/// The JSON pointer of the mapping entry whose key is `key` (by identity).
+fn pointer_of(root: &Node, key: &Key) -> Option<String> {
+    let mut stack = vec![(String::new(), root)];
+    while let Some((pointer, node)) = stack.pop() {
+        match &node.kind {
+            Kind::Map(entries) => {
+                for (k, value) in entries {
+                    let child = crate::pointer::child(&pointer, &k.name);
+                    if std::ptr::eq(k, key) {
+                        return Some(child);
+                    }
+                    stack.push((child, value));
                 }
             }
             Kind::Seq(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    queue.push_back((format!("{pointer}/{i}"), item));
+                    stack.push((format!("{pointer}/{i}"), item));
                 }
             }
             _ => {}
@@ -156,6 +207,7 @@ fn classify(err: serde_saphyr::Error) -> YamlError {
         check,
         message,
         loc,
+        pointer: String::new(),
     }
 }
 
@@ -164,6 +216,7 @@ fn too_complex(message: String, loc: Loc) -> YamlError {
         check: "yaml-too-complex",
         message,
         loc,
+        pointer: String::new(),
     }
 }
 
@@ -183,6 +236,7 @@ fn known_breach(inner: &serde_saphyr::Error, loc: Loc) -> Option<YamlError> {
                 check: "yaml-duplicate-key",
                 message,
                 loc,
+                pointer: String::new(),
             });
         }
         serde_saphyr::Error::MultipleDocuments { .. } => {
@@ -398,50 +452,14 @@ impl Node {
 
     /// The location of the node at an RFC 6901 pointer below this one, or of the deepest node
     /// on the way there. (A key's own location, where "this property is unexpected" points, is
-    /// `locate_key`'s.)
+    /// `locate_key`'s.) For many lookups in one tree, a [`Locator`].
     pub fn locate(&self, pointer: &str) -> Loc {
-        let mut node = self;
-        let mut loc = self.loc;
-        for segment in crate::pointer::tokens(pointer) {
-            let next = match &node.kind {
-                Kind::Map(entries) => entries
-                    .iter()
-                    .find(|(k, _)| k.name == segment)
-                    .map(|(_, v)| v),
-                Kind::Seq(items) => segment.parse::<usize>().ok().and_then(|i| items.get(i)),
-                _ => None,
-            };
-            match next {
-                Some(n) => {
-                    node = n;
-                    loc = n.loc;
-                }
-                None => break,
-            }
-        }
-        loc
+        Locator::new(self).locate(pointer)
     }
 
     /// The location of the key `name` in the mapping at `pointer`, if both exist.
     pub fn locate_key(&self, pointer: &str, name: &str) -> Option<Loc> {
-        let mut node = self;
-        for segment in crate::pointer::tokens(pointer) {
-            node = match &node.kind {
-                Kind::Map(entries) => entries
-                    .iter()
-                    .find(|(k, _)| k.name == segment)
-                    .map(|(_, v)| v)?,
-                Kind::Seq(items) => items.get(segment.parse::<usize>().ok()?)?,
-                _ => return None,
-            };
-        }
-        match &node.kind {
-            Kind::Map(entries) => entries
-                .iter()
-                .find(|(k, _)| k.name == name)
-                .map(|(k, _)| k.loc),
-            _ => None,
-        }
+        Locator::new(self).locate_key(pointer, name)
     }
 
     /// A short name for the node's type, for messages.
@@ -454,6 +472,84 @@ impl Node {
             Kind::Seq(_) => "a sequence",
             Kind::Map(_) => "a mapping",
         }
+    }
+}
+
+/// Mappings up to this many keys are searched in order; a larger one through an index of its
+/// keys, built the first time it is searched.
+const INDEXED: usize = 16;
+
+/// Lookups by pointer in one tree, for a caller that makes many (the checks locate every
+/// diagnostic they add): a large mapping is indexed by key the first time it is searched, so
+/// a lookup costs the depth of its pointer, not the size of the mappings on the way, and
+/// locating one diagnostic per key of a mapping stays linear in its keys.
+pub struct Locator<'a> {
+    root: &'a Node,
+    /// For each large mapping searched so far (by address), the place of each key's first entry.
+    index: RefCell<HashMap<*const Node, HashMap<&'a str, usize>>>,
+}
+
+impl<'a> Locator<'a> {
+    /// Lookups in the tree under `root`.
+    pub fn new(root: &'a Node) -> Locator<'a> {
+        Locator {
+            root,
+            index: RefCell::new(HashMap::new()),
+        }
+    }
+
+    /// The tree looked up in.
+    pub fn root(&self) -> &'a Node {
+        self.root
+    }
+
+    /// The location of the node at `pointer`, or of the deepest node on the way there.
+    pub fn locate(&self, pointer: &str) -> Loc {
+        let mut node = self.root;
+        for segment in crate::pointer::tokens(pointer) {
+            match self.step(node, &segment) {
+                Some(next) => node = next,
+                None => break,
+            }
+        }
+        node.loc
+    }
+
+    /// The location of the key `name` in the mapping at `pointer`, if both exist.
+    pub fn locate_key(&self, pointer: &str, name: &str) -> Option<Loc> {
+        let mut node = self.root;
+        for segment in crate::pointer::tokens(pointer) {
+            node = self.step(node, &segment)?;
+        }
+        self.entry(node, name).map(|(key, _)| key.loc)
+    }
+
+    /// The child of `node` that one pointer token names.
+    fn step(&self, node: &'a Node, segment: &str) -> Option<&'a Node> {
+        match &node.kind {
+            Kind::Map(_) => self.entry(node, segment).map(|(_, value)| value),
+            Kind::Seq(items) => segment.parse::<usize>().ok().and_then(|i| items.get(i)),
+            _ => None,
+        }
+    }
+
+    /// The first entry of the key `name` in `node`, when it is a mapping.
+    fn entry(&self, node: &'a Node, name: &str) -> Option<&'a (Key, Node)> {
+        let Kind::Map(entries) = &node.kind else {
+            return None;
+        };
+        if entries.len() <= INDEXED {
+            return entries.iter().find(|(k, _)| k.name == name);
+        }
+        let mut index = self.index.borrow_mut();
+        let keys = index.entry(std::ptr::from_ref(node)).or_insert_with(|| {
+            let mut keys = HashMap::with_capacity(entries.len());
+            for (i, (key, _)) in entries.iter().enumerate() {
+                keys.entry(key.name.as_str()).or_insert(i);
+            }
+            keys
+        });
+        keys.get(name).and_then(|&i| entries.get(i))
     }
 }
 
@@ -506,11 +602,38 @@ mod tests {
     }
 
     #[test]
+    fn refuses_the_first_duplicate_in_the_document_with_its_pointer() {
+        // The nested mapping's repeat comes first in the text, though the root's is shallower.
+        let err = parse("a:\n  x: 1\n  x: 2\nb: [{y: 1, y: 2}]\na: 3\n").unwrap_err();
+        assert_eq!(
+            (err.check, err.pointer.as_str()),
+            ("yaml-duplicate-key", "/a/x")
+        );
+        assert_eq!((err.loc.line, err.loc.column), (3, 3));
+        let err = parse("b: [{y: 1, y: 2}]\na: 3\na: 4\n").unwrap_err();
+        assert_eq!(err.pointer, "/b/0/y");
+        // Keys are compared as JSON holds them.
+        let err = parse("1: one\n\"1\": again\n").unwrap_err();
+        assert_eq!((err.pointer.as_str(), err.loc.line), ("/1", 2));
+    }
+
+    #[test]
     fn refuses_deep_nesting() {
         let text = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         let err = parse(&text).unwrap_err();
         assert_eq!(err.check, "yaml-too-complex", "{err:?}");
         assert_eq!(err.message, "the document is nested deeper than 160 levels");
+    }
+
+    #[test]
+    fn refuses_a_document_of_more_nodes_than_the_budget() {
+        let text = format!("[{}]", vec!["0"; MAX_YAML_NODES + 1].join(","));
+        let err = parse(&text).unwrap_err();
+        assert_eq!(err.check, "yaml-too-complex", "{err:?}");
+        assert_eq!(
+            err.message,
+            "the document is too large or too complex for a manifest"
+        );
     }
 
     #[test]

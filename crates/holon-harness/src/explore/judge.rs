@@ -55,8 +55,8 @@ fn one_line(answer: &Answer) -> String {
         Answer::Failed { code: None, .. } => "a failure with no code".into(),
         Answer::TextOnly(_) => "text only".into(),
         Answer::RpcError { code, .. } => format!("JSON-RPC error {code}"),
-        Answer::Hung(_) | Answer::HungAlone(_) => "no answer".into(),
-        Answer::HttpStatus(status) => format!("HTTP {status}"),
+        Answer::Hung(_) | Answer::HungAlone(_) | Answer::HungNotRetried(_) => "no answer".into(),
+        Answer::HttpStatus { status, .. } => format!("HTTP {status}"),
         Answer::Unreachable(_) => "no answer: the server could not be reached".into(),
     }
 }
@@ -82,10 +82,16 @@ fn answered(answer: &Answer) -> Vec<String> {
         Answer::RpcError { code, message } => {
             vec![format!("# JSON-RPC error {code}: {}", comment(message))]
         }
-        Answer::Hung(limit) | Answer::HungAlone(limit) => {
+        Answer::Hung(limit) | Answer::HungAlone(limit) | Answer::HungNotRetried(limit) => {
             vec![format!("# no answer within {limit} s")]
         }
-        Answer::HttpStatus(status) => vec![format!("# HTTP {status} instead of an MCP answer")],
+        Answer::HttpStatus { status, reason, .. } => {
+            let reason = match reason.as_str() {
+                "" => String::new(),
+                words => format!(" {words}"),
+            };
+            vec![format!("# HTTP {status}{reason} instead of an MCP answer")]
+        }
         Answer::Unreachable(_) => vec!["# no answer: the server could not be reached".into()],
     }
 }

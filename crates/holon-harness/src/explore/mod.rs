@@ -29,6 +29,11 @@ pub use judge::Outcome;
 /// Cases per trial unless told otherwise.
 pub const DEFAULT_CASES: u32 = 100;
 
+/// The most cases a trial may ask for: each is an input drawn and kept before the first call,
+/// and a call, so a count past this is a typo rather than a plan (100,000 cases of word-stats
+/// take about 6 s in the function pass, far longer through a server).
+pub const MAX_CASES: u32 = 100_000;
+
 /// How a run explores, once its settings are resolved (`crate::settings`).
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -44,12 +49,27 @@ pub struct Settings {
     pub replay: String,
 }
 
-/// A case count: a whole number from 0 (off).
+/// A case count: a whole number from 0 (off) to 100,000 (`MAX_CASES`).
 pub fn parse_cases(text: &str) -> Result<u32, String> {
-    text.parse::<u32>().map_err(|_| {
-        "the number of explore cases must be a whole number from 0 (0 turns explore off)"
-            .to_string()
-    })
+    match text.parse::<u32>() {
+        Ok(cases) => check_cases(cases),
+        Err(_) => Err(cases_wanted()),
+    }
+}
+
+/// `cases`, when it is at most `MAX_CASES`.
+pub fn check_cases(cases: u32) -> Result<u32, String> {
+    if cases <= MAX_CASES {
+        Ok(cases)
+    } else {
+        Err(cases_wanted())
+    }
+}
+
+fn cases_wanted() -> String {
+    format!(
+        "the number of explore cases must be a whole number from 0 (0 turns explore off) to {MAX_CASES}"
+    )
 }
 
 /// A seed: a whole number, decimal or `0x` hexadecimal.
@@ -109,7 +129,8 @@ pub struct Plan {
 /// Draws the plan: the edge cases the gate admits, in order, then random inputs the gate
 /// admits, up to `settings.cases`. `Err` when the generator finds no input the gate admits.
 pub fn plan(manifest: &Manifest, gateway: &Gateway, settings: &Settings) -> Result<Plan, String> {
-    let wanted = settings.cases as usize;
+    // Never more than the settings allow, whoever built them: the plan is held in memory.
+    let wanted = settings.cases.min(MAX_CASES) as usize;
     let schemas = schema::Schemas {
         root: &manifest.interface.input,
         handles: handles(manifest),
@@ -303,6 +324,9 @@ impl Explorer {
         };
         let mut tally = report::Tally::default();
         let mut found = None;
+        // The size of the defect's batch when none of its calls got an answer in time, alone or
+        // among others; 0 otherwise.
+        let mut silent = 0;
         // The cases go out `size` at a time; each batch is judged in plan order, so the first
         // defect found is the first in the plan, whatever the concurrency.
         let size = batch.map_or(1, |(_, n)| (*n).max(1));
@@ -312,6 +336,17 @@ impl Explorer {
                     send(&chunk.iter().map(|c| c.input.clone()).collect::<Vec<_>>())
                 }
                 _ => chunk.iter().map(|c| call(&c.input)).collect(),
+            };
+            let unanswered = |r: &Reply| {
+                matches!(
+                    r,
+                    Reply::Answer(Answer::HungAlone(_) | Answer::HungNotRetried(_))
+                )
+            };
+            silent = if gots.len() > 1 && gots.iter().all(unanswered) {
+                gots.len()
+            } else {
+                0
             };
             for (case, got) in chunk.iter().zip(gots) {
                 tally.cases += 1;
@@ -349,12 +384,25 @@ impl Explorer {
                 None => Ok(()),
             };
         };
-        let shrunk = shrink::shrink(
-            case.input.clone(),
-            outcome,
-            |v| gateway.admit(v).is_ok(),
-            check,
-        );
+        // A server that answered none of the calls in flight, and none tried alone, does not
+        // fail on this input: each smaller one would only wait `timeout_s` again.
+        let shrunk = if silent > 0 {
+            shrink::Shrunk {
+                input: case.input.clone(),
+                outcome,
+                steps: 0,
+                cut_short: Some(format!(
+                    "none of the {silent} calls in flight with it got an answer in time, nor one tried alone: the server does not answer, whatever the input"
+                )),
+            }
+        } else {
+            shrink::shrink(
+                case.input.clone(),
+                outcome,
+                |v| gateway.admit(v).is_ok(),
+                check,
+            )
+        };
         Err(report::Failure {
             trial: name,
             case,
