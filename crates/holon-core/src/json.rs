@@ -117,7 +117,13 @@ fn write_canonical(value: &Value, out: &mut String) {
     match value {
         Value::Null => out.push_str("null"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number(n) => out.push_str(&canonical_number(n.as_f64().unwrap_or(0.0))),
+        // An integer a double holds exactly is its own shortest digits (up to 2^53 doubles are
+        // at most 1 apart), so it skips `canonical_number`'s exact expansion: a manifest's
+        // numbers are almost all integers, and that expansion was most of a digest's time.
+        Value::Number(n) => match n.as_i64().filter(|i| i.unsigned_abs() <= 1 << 53) {
+            Some(i) => out.push_str(&i.to_string()),
+            None => out.push_str(&canonical_number(n.as_f64().unwrap_or(0.0))),
+        },
         // serde_json escapes exactly what JSON.stringify does: `"`, `\`, and the control
         // characters (as `\b \t \n \f \r` or lowercase `\u00xx`), nothing else.
         Value::String(s) => out.push_str(&Value::String(s.clone()).to_string()),
@@ -314,6 +320,16 @@ mod tests {
             canonical(&value),
             r#"{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}"#
         );
+        // An integer is written as the double it reads as: its digits up to 2^53, the double's
+        // shortest digits past it.
+        let safe = 1_i64 << 53;
+        let integers = [0, 1, -1, 100, 123_456_789_012, safe - 1, safe, -safe];
+        for i in integers {
+            assert_eq!(canonical(&json!(i)), canonical_number(i as f64), "{i}");
+        }
+        assert_eq!(canonical(&json!(safe + 1)), "9007199254740992");
+        assert_eq!(canonical(&json!(u64::MAX)), "18446744073709552000");
+        assert_eq!(canonical(&json!(i64::MIN)), "-9223372036854776000");
         // The same document whatever its order or its integers' spelling.
         assert_eq!(
             canonical(&json!({"b": 1.0, "a": [2]})),
