@@ -181,7 +181,7 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
         "{}",
         text(&drifted)
     );
-    assert!(text(&drifted).contains(".words"), "{}", text(&drifted));
+    assert!(text(&drifted).contains("`/words`"), "{}", text(&drifted));
 }
 
 #[test]
