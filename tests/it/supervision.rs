@@ -112,23 +112,23 @@ fn broken_agent_mid_call(marker: &Marker) -> Running {
 fn sigkill_of_an_agent_s_test_binary_mid_call_leaves_no_server_and_no_watcher() {
     let marker = Marker::new();
     let running = broken_agent_mid_call(&marker);
-    // The test binary is `.../deps/holon-HASH` in cargo's group; its server's watcher is a
-    // fork of it, with the same command line, leading the server's group.
-    let (watchers, binaries) = leaders_and_members(&marker, "/deps/holon-");
-    assert_eq!(
-        (watchers.len(), binaries.len()),
-        (1, 1),
-        "one test binary and one watcher: {:#?}",
-        marker.processes()
-    );
     let server = |m: &Marker| {
         m.processes()
             .iter()
             .any(|(_, cmd)| cmd.contains("/debug/broken-agent"))
     };
+    // The test binary is `.../deps/holon-HASH` in cargo's group; its server's watcher is a
+    // fork of it, with the same command line, leading the server's group. Waited for: the trial
+    // is announced before its server starts, and a fork not yet turned into the server has
+    // the test binary's command line too.
+    let settled = wait_until(Instant::now() + CARGO_LIMIT, || {
+        let (watchers, binaries) = leaders_and_members(&marker, "/deps/holon-");
+        server(&marker) && (watchers.len(), binaries.len()) == (1, 1)
+    });
+    let (watchers, binaries) = leaders_and_members(&marker, "/deps/holon-");
     assert!(
-        server(&marker),
-        "the server runs: {:#?}",
+        settled,
+        "one test binary, one watcher and the server: {:#?}",
         marker.processes()
     );
     // SAFETY: kill(2) touches no memory; the pid carries this test's marker.

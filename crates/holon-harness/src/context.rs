@@ -26,5 +26,42 @@ pub(crate) struct Run {
     /// The upstreams `holon-test.toml` declares, and their proxies.
     pub upstreams: Option<Arc<Upstreams>>,
     /// The runtime every function call of the run runs on, when there is a function.
-    pub functions: Option<Arc<tokio::runtime::Runtime>>,
+    pub functions: Option<Arc<Functions>>,
+}
+
+/// The function pass's runtime, which does not wait for its workers when it is dropped: a
+/// function that blocks its thread for ever holds one of them to the end of the process, and
+/// the run must end all the same.
+pub(crate) struct Functions(Option<tokio::runtime::Runtime>);
+
+impl Functions {
+    /// A multi-thread runtime of `threads` workers (two at least).
+    pub fn new(threads: usize) -> Result<Functions, String> {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads.max(2))
+            .thread_name("holon-function")
+            .enable_all()
+            .build()
+            .map(|runtime| Functions(Some(runtime)))
+            .map_err(|e| format!("cannot start the function pass's runtime: {e}"))
+    }
+}
+
+impl std::ops::Deref for Functions {
+    type Target = tokio::runtime::Runtime;
+
+    fn deref(&self) -> &tokio::runtime::Runtime {
+        match &self.0 {
+            Some(runtime) => runtime,
+            None => unreachable!("the runtime is taken out only as it is dropped"),
+        }
+    }
+}
+
+impl Drop for Functions {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.0.take() {
+            runtime.shutdown_background();
+        }
+    }
 }

@@ -21,7 +21,7 @@ use super::flight::{Crowded, Retries, Slots};
 use super::record::Fault;
 use super::verdict;
 use crate::bless::{Collector, Pass};
-use crate::context::Run;
+use crate::context::{Functions, Run};
 use crate::explore::Reply;
 use crate::upstream::fault::{Faulted, Plant};
 use crate::upstream::{Entered, Mode, Scope, Side, Trouble, Upstreams};
@@ -34,13 +34,8 @@ const BLOCKED_GRACE: Duration = Duration::from_secs(5);
 
 /// The runtime every function call of a run runs on: `threads` workers, at least two, so one
 /// function that never returns cannot hold all the others.
-pub fn runtime(threads: usize) -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads.max(2))
-        .thread_name("holon-function")
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the function pass's runtime: {e}"))
+pub fn runtime(threads: usize) -> Result<Functions, String> {
+    Functions::new(threads)
 }
 
 /// One `function::<example>` trial per example, and the flight that makes their calls.
@@ -90,7 +85,7 @@ type Called = Result<Result<Value, Ended>, String>;
 /// slot.
 pub struct Flight {
     runner: Arc<Runner>,
-    runtime: Option<Arc<tokio::runtime::Runtime>>,
+    runtime: Option<Arc<Functions>>,
     concurrency: usize,
     workers: usize,
     selected: OnceLock<Vec<usize>>,
@@ -474,7 +469,7 @@ async fn run_one(runner: &Runner, input: Value) -> Result<Value, Ended> {
 /// flight, each under `timeout_s` and the grace a blocked function gets.
 pub struct Explore {
     runner: Arc<Runner>,
-    runtime: Option<Arc<tokio::runtime::Runtime>>,
+    runtime: Option<Arc<Functions>>,
     upstreams: Option<Arc<Upstreams>>,
     concurrency: usize,
 }
