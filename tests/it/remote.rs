@@ -527,15 +527,18 @@ fn under_nextest_the_scaffold_starts_one_server_for_the_whole_run_and_none_is_le
         .map(|l| l.parse().unwrap())
         .collect();
     assert_eq!(started.len(), 1, "{started:?}\n{said}");
-    // And it does not outlive the run: nextest's exit ends its keeper, which stops it.
-    let gone = crate::util::wait_until(Instant::now() + Duration::from_secs(15), || {
-        !alive(started[0])
-    });
-    assert!(
-        gone,
-        "the server (pid {}) outlived the nextest run",
-        started[0]
-    );
+    // And neither it nor its keeper outlives the run: nextest's exit ends the keeper, which
+    // stops the server.
+    let keeper: i32 = said
+        .split_once("(keeper pid ")
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .and_then(|(pid, _)| pid.parse().ok())
+        .unwrap_or_else(|| panic!("no keeper pid said\n{said}"));
+    for (what, pid) in [("server", started[0]), ("keeper", keeper)] {
+        let gone =
+            crate::util::wait_until(Instant::now() + Duration::from_secs(15), || !alive(pid));
+        assert!(gone, "the {what} (pid {pid}) outlived the nextest run");
+    }
 
     // Without the setup script each MCP trial's process starts a server of its own: what the
     // count above is measured against.

@@ -890,14 +890,12 @@ async fn connect(port: u16) -> Result<Client, String> {
 
 /// rmcp's default client opens a connection for every request (it turns pooling off against a
 /// delayed-ACK stall that `TCP_NODELAY` avoids), which on loopback costs more than the server's
-/// own work: this one keeps the connection. It never goes through a proxy (the server is on
-/// loopback, whatever `HTTP_PROXY` says) and follows no redirect.
+/// own work: this one keeps the connection while it is in use (`remote::IDLE_REUSE`). It never
+/// goes through a proxy (the server is on loopback, whatever `HTTP_PROXY` says) and follows no
+/// redirect.
 fn http_client() -> Result<reqwest::Client, String> {
     crate::tls::install_provider();
-    reqwest::Client::builder()
-        .tcp_nodelay(true)
-        .no_proxy()
-        .redirect(reqwest::redirect::Policy::none())
+    super::remote::http_client(super::remote::IDLE_REUSE)
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }

@@ -1,7 +1,8 @@
 //! A server already running (`--url`, `HOLON_SERVER_URL`): its address, the headers sent with
 //! every request (`--header`, `${VAR}` taken from the environment, a value never printed), the
 //! TLS roots (the platform's, and `--ca-cert`), the connection that waits for it within the
-//! startup limit, and the comparison of the manifest it announces with the one under test.
+//! startup limit, and the comparison of the manifest it announces with the one under test; and
+//! the MCP pass's HTTP client, for it and for a server the pass starts.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -188,11 +189,7 @@ impl Remote {
             value.set_sensitive(true);
             headers.append(name, value);
         }
-        let builder = reqwest::Client::builder()
-            .tcp_nodelay(true)
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
-            .default_headers(headers);
+        let builder = http_client(IDLE_REUSE).default_headers(headers);
         with_roots(builder, &self.roots)
     }
 
@@ -242,6 +239,27 @@ impl Remote {
             }
         }
     }
+}
+
+/// How long the MCP pass's HTTP client keeps an idle connection for its next request. A server
+/// closes an idle keep-alive connection when it likes: the kit's runtime after its header
+/// timeout (5 s), Node's and uvicorn's servers after 5 s, gunicorn's after 2 s. The harness's
+/// client runs only while a trial waits on it, so it hears of such a close only when it next
+/// writes on that connection, and the call it writes fails as `runtime_unavailable` though the
+/// server is up: a trial's process under nextest, on a busy machine, could spend seconds
+/// comparing the manifest between its `initialize` and its call. A connection idle longer
+/// than this is replaced instead, at the cost of one connect.
+pub(crate) const IDLE_REUSE: Duration = Duration::from_secs(1);
+
+/// The MCP pass's HTTP client, for a server it started and for one already running:
+/// `TCP_NODELAY`, no proxy, no redirect, and no connection reused once idle past `idle`
+/// ([`IDLE_REUSE`]; tests take less).
+pub(crate) fn http_client(idle: Duration) -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .tcp_nodelay(true)
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .pool_idle_timeout(idle)
 }
 
 /// The PEM certificates in `ca_cert`, trusted beside the platform's roots, or why there are
@@ -418,4 +436,105 @@ pub fn compare(
         ),
     }
     Err(message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::{Shutdown, TcpListener, TcpStream};
+    use std::sync::{Arc, Mutex, mpsc};
+
+    /// A keep-alive HTTP server on loopback that answers `ok` to every request, says on which
+    /// connection (numbered as accepted) it answered, and closes them all when told to.
+    struct Server {
+        url: String,
+        streams: Arc<Mutex<Vec<TcpStream>>>,
+        answered: mpsc::Receiver<usize>,
+    }
+
+    impl Server {
+        fn start() -> Server {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+            let streams = Arc::new(Mutex::new(Vec::new()));
+            let (told, answered) = mpsc::channel();
+            let kept = Arc::clone(&streams);
+            std::thread::spawn(move || {
+                for (n, stream) in listener.incoming().enumerate() {
+                    let Ok(stream) = stream else { return };
+                    kept.lock().unwrap().push(stream.try_clone().unwrap());
+                    let told = told.clone();
+                    std::thread::spawn(move || answer(n, stream, &told));
+                }
+            });
+            Server {
+                url,
+                streams,
+                answered,
+            }
+        }
+
+        fn close_all(&self) {
+            for stream in self.streams.lock().unwrap().iter() {
+                let _ = stream.shutdown(Shutdown::Both);
+            }
+        }
+
+        /// The connection the last request was answered on.
+        fn answered_on(&self) -> usize {
+            self.answered.recv_timeout(Duration::from_secs(10)).unwrap()
+        }
+    }
+
+    /// Every request on connection `n` (a `GET`: no body) answered `ok`, until it closes.
+    fn answer(n: usize, stream: TcpStream, told: &mpsc::Sender<usize>) {
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut writer = stream;
+        let mut line = String::new();
+        loop {
+            loop {
+                line.clear();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                if line == "\r\n" {
+                    break;
+                }
+            }
+            let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+            if writer.write_all(ok).is_err() || told.send(n).is_err() {
+                return;
+            }
+        }
+    }
+
+    #[test]
+    fn a_connection_is_reused_while_in_use_and_replaced_once_idle_past_the_limit() {
+        let runtime = crate::flight::current_thread().unwrap();
+        let get = |client: &reqwest::Client, url: &str| {
+            runtime.block_on(async { client.get(url).send().await?.text().await })
+        };
+
+        // In use: the second request goes on the first one's connection.
+        let server = Server::start();
+        let client = http_client(Duration::from_secs(60)).build().unwrap();
+        for _ in 0..2 {
+            assert_eq!(get(&client, &server.url).unwrap(), "ok");
+            assert_eq!(server.answered_on(), 0);
+        }
+
+        // The server closes the idle connection while the client is not running, so the client
+        // does not hear of it; once the client has been idle past its limit (the idle time is
+        // what is tested here, not a wait for something to happen), its next request goes on
+        // a new connection instead of into the closed one.
+        let server = Server::start();
+        let client = http_client(Duration::from_millis(50)).build().unwrap();
+        assert_eq!(get(&client, &server.url).unwrap(), "ok");
+        assert_eq!(server.answered_on(), 0);
+        server.close_all();
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(get(&client, &server.url).unwrap(), "ok");
+        assert_eq!(server.answered_on(), 1);
+    }
 }
