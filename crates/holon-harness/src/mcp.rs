@@ -894,7 +894,6 @@ async fn connect(port: u16) -> Result<Client, String> {
 /// goes through a proxy (the server is on loopback, whatever `HTTP_PROXY` says) and follows no
 /// redirect.
 fn http_client() -> Result<reqwest::Client, String> {
-    crate::tls::install_provider();
     super::remote::http_client(super::remote::IDLE_REUSE)
         .build()
         .map_err(|e| format!("cannot build the HTTP client: {e}"))

@@ -255,6 +255,8 @@ pub(crate) const IDLE_REUSE: Duration = Duration::from_secs(1);
 /// `TCP_NODELAY`, no proxy, no redirect, and no connection reused once idle past `idle`
 /// ([`IDLE_REUSE`]; tests take less).
 pub(crate) fn http_client(idle: Duration) -> reqwest::ClientBuilder {
+    // reqwest has no provider of its own: one is installed before any client is built.
+    crate::tls::install_provider();
     reqwest::Client::builder()
         .tcp_nodelay(true)
         .no_proxy()
