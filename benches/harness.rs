@@ -605,10 +605,12 @@ impl Drop for Kill {
 }
 
 /// The 1,000-example suite under `cargo nextest run`, the MCP trials (`mcp::tools/list` and one
-/// a example, each a process of its own): with the scaffold's `.config/nextest.toml` (one server
-/// for the run, `HOLON_SERVER_URL`) against without it (each trial's process starts its own),
-/// alternating, `runs` times each; the median wall time of each, spawn to exit, the build done
-/// before. With `parts` above 1, one nextest partition of that many (`--partition count:1/N`,
+/// per example, each a process of its own): with the scaffold's `.config/nextest.toml` (one
+/// server for the run, `HOLON_SERVER_URL`) against without it (each trial's process starts its
+/// own), alternating, `runs` times each; the median wall time of each, spawn to exit, the build
+/// done before, and the CPU time of the processes waited for (cargo, nextest, the trials and
+/// the servers they start; not the one server of the setup script, whose keeper is detached
+/// and never waited for here, a single start). With `parts` above 1, one nextest partition of that many (`--partition count:1/N`,
 /// every Nth trial): the same trials with the same costs each, fewer of them. The agent is
 /// word-stats, copied with the generated manifest into a package of its own (the dev profile,
 /// as `cargo nextest run` builds it, at `opt-level = 3`).
@@ -662,18 +664,18 @@ fn nextest_bench(runs: usize, parts: usize) {
         // `nextest 0`: the build only, so that the timed runs can wait for a quiet machine.
         return;
     }
-    let run = |one_server: bool| -> Duration {
+    let run = |one_server: bool| -> (Duration, Duration) {
         if one_server {
             std::fs::write(&config, &setup).unwrap();
         } else {
             let _ = std::fs::remove_file(&config);
         }
-        let started = Instant::now();
+        let (started, cpu) = (Instant::now(), children_cpu());
         let partition = format!("count:1/{parts}");
         let out = nextest(&["--no-fail-fast", "--partition", &partition])
             .output()
             .expect("cargo nextest");
-        let took = started.elapsed();
+        let took = (started.elapsed(), children_cpu().saturating_sub(cpu));
         let said = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{said}");
         let trials = (EXAMPLES + 1).div_ceil(parts);
@@ -689,13 +691,14 @@ fn nextest_bench(runs: usize, parts: usize) {
         one.push(run(true));
         each.push(run(false));
     }
-    let median = |v: &mut Vec<Duration>| {
+    let median = |v: &[(Duration, Duration)], cpu: bool| {
+        let mut v: Vec<Duration> = v.iter().map(|t| if cpu { t.1 } else { t.0 }).collect();
         v.sort();
         v[v.len() / 2]
     };
-    let show = |v: &[Duration]| {
+    let show = |v: &[(Duration, Duration)]| {
         v.iter()
-            .map(|d| format!("{:.1}", d.as_secs_f64()))
+            .map(|(wall, cpu)| format!("{:.1} ({:.1})", wall.as_secs_f64(), cpu.as_secs_f64()))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -705,18 +708,20 @@ fn nextest_bench(runs: usize, parts: usize) {
         EXAMPLES + 1
     );
     println!(
-        "  one server for the run (setup script)   runs: {} s",
+        "  one server for the run (setup script)   runs, wall (CPU): {} s",
         show(&one)
     );
     println!(
-        "  one server per trial                    runs: {} s",
+        "  one server per trial                    runs, wall (CPU): {} s",
         show(&each)
     );
-    let (a, b) = (median(&mut one), median(&mut each));
-    println!(
-        "  median wall: one server {:.1} s, one per trial {:.1} s: {:.2}x",
-        a.as_secs_f64(),
-        b.as_secs_f64(),
-        b.as_secs_f64() / a.as_secs_f64()
-    );
+    for (what, cpu) in [("wall", false), ("CPU", true)] {
+        let (a, b) = (median(&one, cpu), median(&each, cpu));
+        println!(
+            "  median {what}: one server {:.1} s, one per trial {:.1} s: {:.2}x",
+            a.as_secs_f64(),
+            b.as_secs_f64(),
+            b.as_secs_f64() / a.as_secs_f64()
+        );
+    }
 }
