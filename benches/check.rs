@@ -7,7 +7,8 @@
 //!
 //! `cargo bench --bench check [-- RUNS]` (default 30 runs each, after 2 warm-up runs; a third
 //! of that at the limit); `cargo bench --bench check -- --write FILE` only writes the large
-//! manifest, to profile (`--write-limit DIR` writes the two at the limit).
+//! manifest, to profile (`--write-limit DIR` writes the two at the limit);
+//! `cargo bench --bench check -- identity [RUNS]` times the manifest's identity in-process.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -40,6 +41,10 @@ fn main() {
         return;
     }
     let runs: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(30);
+    if args.iter().any(|a| a == "identity") {
+        identity(runs);
+        return;
+    }
     let dir = tempfile::tempdir().expect("a temporary folder");
     let large = dir.path().join("holon.yaml");
     std::fs::write(&large, large_manifest()).expect("writing the manifest");
@@ -149,6 +154,66 @@ fn children_cpu() -> Option<Duration> {
     let fields: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
     let ticks: u64 = fields.get(13)?.parse::<u64>().ok()? + fields.get(14)?.parse::<u64>().ok()?;
     Some(Duration::from_millis(ticks * 10))
+}
+
+/// `-- identity [RUNS]`: in this process, on the large manifest, what a served agent and
+/// every trial process against a running server (`HOLON_SERVER_URL`) pay for the manifest and
+/// its identity: the checks alone (the report `check` prints), the checks and the manifest
+/// with its identity (computed from the tree the checks read), and, as the peer, the text
+/// parsed again for the identity (`Identity::of_text`, which they paid for before). The three
+/// alternate, run by run.
+fn identity(runs: usize) {
+    use holon_core::check::{check_file, into_manifest};
+    use holon_core::manifest::identity::Identity;
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let path = dir.path().join("holon.yaml");
+    let text = large_manifest();
+    std::fs::write(&path, &text).expect("writing the manifest");
+    let time = |f: &dyn Fn()| {
+        let start = Instant::now();
+        f();
+        start.elapsed()
+    };
+    let (mut checks, mut manifest, mut parse) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..runs + 2 {
+        let c = time(&|| assert!(check_file(&path).accepted()));
+        let m = time(&|| {
+            let m = into_manifest(check_file(&path)).expect("accepted");
+            assert!(m.identity().is_some());
+        });
+        let p = time(&|| assert!(Identity::of_text(&text).is_some()));
+        if i >= 2 {
+            checks.push(c);
+            manifest.push(m);
+            parse.push(p);
+        }
+    }
+    for v in [&mut checks, &mut manifest, &mut parse] {
+        v.sort();
+    }
+    println!("identity: 1,000 examples + 200,000 values, {runs} runs each, after 2 warm-up runs");
+    report("the checks alone", &checks, None);
+    report(
+        "the checks, then the manifest and its identity",
+        &manifest,
+        None,
+    );
+    report(
+        "the text parsed again for the identity (the peer)",
+        &parse,
+        None,
+    );
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "the identity adds {:.1} ms to the checks; parsing the text again took {:.1} ms ({:.1}x)",
+        ms(median(&manifest).saturating_sub(median(&checks))),
+        ms(median(&parse)),
+        median(&parse).as_secs_f64()
+            / median(&manifest)
+                .saturating_sub(median(&checks))
+                .as_secs_f64()
+                .max(1e-9)
+    );
 }
 
 fn median(sorted: &[Duration]) -> Duration {

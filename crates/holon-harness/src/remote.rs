@@ -398,12 +398,14 @@ pub fn compare(
             remote.shown()
         )));
     };
-    let Some((ours, document)) = Identity::of_text(&local.text) else {
+    let Some(ours) = local.identity() else {
         return Ok(None);
     };
     if theirs.sha256 == ours.sha256 {
         return Ok(None);
     }
+    // Only a server built from another manifest needs the document, for where they differ.
+    let document = Identity::of_text(&local.text).map_or(serde_json::Value::Null, |(_, d)| d);
     let built = match &theirs.commit {
         Some(commit) => format!(", built from commit {commit}"),
         None => String::new(),

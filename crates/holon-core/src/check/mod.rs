@@ -34,6 +34,7 @@ pub use shape::json_schema;
 pub use structure::{suggest, valid_name};
 
 use crate::gateway::Gateway;
+use crate::manifest::identity::Identity;
 use crate::manifest::yaml::{self, Kind, Loc, Node};
 use crate::manifest::{ErrorDecl, Interface, Manifest};
 pub use collect::Diagnostics;
@@ -52,6 +53,9 @@ pub struct Report {
     /// problems, one diagnostic of that check counts the rest.
     pub diagnostics: Vec<Diagnostic>,
     manifest: Option<Box<Manifest>>,
+    /// The tree the checks read, while `manifest` is there: [`into_manifest`] computes the
+    /// manifest's identity from it (only what takes the manifest pays for that).
+    root: Option<Box<Node>>,
     /// Problems found but not in `diagnostics` (errors, warnings), beyond the one diagnostic
     /// that counts them.
     unlisted: [usize; 2],
@@ -92,6 +96,7 @@ impl Report {
             // What went unlisted stays counted here: it was not looked at.
             unlisted: [0, 0],
             manifest: None,
+            root: None,
         }
     }
 }
@@ -101,7 +106,11 @@ impl Report {
 /// manifest model is the workspace's own.)
 pub fn into_manifest(report: Report) -> Result<Manifest, Report> {
     match report.manifest {
-        Some(m) => Ok(*m),
+        Some(mut m) => {
+            let document = report.root.map(|root| root.to_json());
+            m.identity = document.as_ref().and_then(Identity::of_document);
+            Ok(*m)
+        }
         None => Err(report),
     }
 }
@@ -120,6 +129,7 @@ impl Report {
             source: String::new(),
             diagnostics: vec![Diagnostic::error(check, "", loc, message)],
             manifest: None,
+            root: None,
             unlisted: [0, 0],
         }
     }
@@ -184,6 +194,7 @@ pub fn file_report(path: &Path, source: &str, problems: Vec<Problem>) -> Report 
         diagnostics,
         unlisted: [0, 0],
         manifest: None,
+        root: None,
     }
 }
 
@@ -259,7 +270,7 @@ pub fn check_as_file(text: &str, path: &Path) -> Report {
 }
 
 fn check_source(text: &str, path: &Path, files_dir: Option<&Path>) -> Report {
-    let (mut out, unlisted, manifest) = match parse(text) {
+    let (mut out, unlisted, manifest, root) = match parse(text) {
         Ok(root) => {
             let mut found = Diagnostics::new(&root);
             let manifest = run(path, files_dir, &mut found).map(|mut m| {
@@ -267,9 +278,9 @@ fn check_source(text: &str, path: &Path, files_dir: Option<&Path>) -> Report {
                 m
             });
             let found = found.into_found();
-            (found.list, found.unlisted, manifest)
+            (found.list, found.unlisted, manifest, Some(Box::new(root)))
         }
-        Err(refusal) => (vec![refusal], [0, 0], None),
+        Err(refusal) => (vec![refusal], [0, 0], None, None),
     };
     out.sort_by(|a, b| {
         (a.line, a.column)
@@ -285,6 +296,7 @@ fn check_source(text: &str, path: &Path, files_dir: Option<&Path>) -> Report {
         path: path.to_path_buf(),
         source: text.to_string(),
         diagnostics: out,
+        root: manifest.as_ref().and(root),
         manifest,
         unlisted,
     }
@@ -391,6 +403,7 @@ fn run(path: &Path, files_dir: Option<&Path>, out: &mut Diagnostics) -> Option<M
             errors.clone(),
         )),
         text: Arc::from(""),
+        identity: None,
     })
 }
 

@@ -28,14 +28,19 @@ impl Identity {
     /// is not a YAML mapping (a checked manifest always is).
     pub fn of_text(text: &str) -> Option<(Identity, Value)> {
         let document = yaml::parse(text).ok()?.to_json();
+        Some((Identity::of_document(&document)?, document))
+    }
+
+    /// The identity of a manifest already read as a document (the located tree the checks
+    /// read, as JSON); `None` without a string `name` and `version`.
+    pub fn of_document(document: &Value) -> Option<Identity> {
         let field = |pointer: &str| document.pointer(pointer).and_then(Value::as_str);
-        let identity = Identity {
+        Some(Identity {
             name: field("/name")?.to_string(),
             version: field("/version")?.to_string(),
-            sha256: digest(&document),
+            sha256: digest(document),
             commit: field("/source/commit").map(str::to_string),
-        };
-        Some((identity, document))
+        })
     }
 
     /// The value announced under [`META_KEY`]: `{name, version, sha256, commit?}`.
@@ -121,5 +126,26 @@ mod tests {
         assert_eq!(Identity::from_meta(&meta), None);
         assert_eq!(Identity::from_meta(&Map::new()), None);
         assert!(identity.describe().starts_with("`probe 1.0.0` (sha256 "));
+    }
+
+    #[test]
+    fn a_checked_manifest_has_the_identity_of_its_text_without_a_second_parse() {
+        let text = "# a comment\nname: probe\nversion: 1.0.0\ndescription: A probe.\ncapability: text.probe\n\
+            source: {repository: 'https://example.com/probe', commit: abc}\n\
+            interface:\n  input: {type: object, additionalProperties: false, properties: {}}\n\
+            \x20 output: {type: object, additionalProperties: false, properties: {}}\n\
+            runtime: {tool: probe, limits: {timeout_s: 30, max_input_bytes: 1000}}\n\
+            pricing: {price: 0.001, currency: EUR, charge_on: success}\n\
+            examples: [{name: one, input: {}, output: {}}]\n";
+        let path = std::path::Path::new("holon.yaml");
+        let report = crate::check::check_str(text, path);
+        let manifest = crate::check::into_manifest(report).unwrap();
+        let (from_text, _) = Identity::of_text(text).unwrap();
+        assert_eq!(manifest.identity(), Some(from_text.clone()));
+        assert_eq!(from_text.commit.as_deref(), Some("abc"));
+        // A value changed is another identity, found the same way.
+        let other = text.replace("timeout_s: 30", "timeout_s: 31");
+        let changed = crate::check::into_manifest(crate::check::check_str(&other, path)).unwrap();
+        assert_ne!(changed.identity().unwrap().sha256, from_text.sha256);
     }
 }

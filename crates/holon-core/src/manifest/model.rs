@@ -36,8 +36,11 @@ pub struct Manifest {
     pub examples: Vec<Example>,
     /// The gateway's rules for it, compiled by the checks.
     pub gateway: Arc<Gateway>,
-    /// The text the checks read, from which [`Manifest::identity`] is computed.
+    /// The text the checks read.
     pub text: Arc<str>,
+    /// [`Manifest::identity`], computed from the tree the checks read, so the text is not
+    /// parsed again for it.
+    pub(crate) identity: Option<super::identity::Identity>,
 }
 
 /// `interface`: the gate, the billing rule and the declared failures.
@@ -155,9 +158,9 @@ impl Manifest {
     }
 
     /// Which manifest this is: its name, version, `source.commit` and the hash of its
-    /// canonical form, as a served agent announces it (computed from [`Manifest::text`]).
+    /// canonical form, as a served agent announces it (the hash of [`Manifest::text`]).
     pub fn identity(&self) -> Option<super::identity::Identity> {
-        super::identity::Identity::of_text(&self.text).map(|(identity, _)| identity)
+        self.identity.clone()
     }
 
     /// The folder the manifest is in (where `files/` lives).
