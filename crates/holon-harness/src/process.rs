@@ -83,6 +83,8 @@ pub struct ServerProcess {
     stopped: Mutex<bool>,
     /// It answered no call, alone or among others: its stop gives it no time to drain.
     hung: std::sync::atomic::AtomicBool,
+    /// The port's claim ([`pick_port`]), held while the server lives.
+    claim: Option<std::fs::File>,
 }
 
 /// Why the server could not be started.
@@ -105,10 +107,11 @@ impl ServerProcess {
     ) -> Result<ServerProcess, StartError> {
         let mut last = None;
         for _ in 0..3 {
-            let port = portpicker::pick_unused_port().ok_or_else(|| StartError {
+            let (port, claim) = pick_port().ok_or_else(|| StartError {
                 message: "no free port on 127.0.0.1".into(),
             })?;
-            let server = spawn(spec, dir, env, port)?;
+            let mut server = spawn(spec, dir, env, port)?;
+            server.claim = claim;
             match server.wait_ready(limit, &ready) {
                 Ok(()) => return Ok(server),
                 Err(e) => {
@@ -362,7 +365,64 @@ fn spawn(
         output,
         stopped: Mutex::new(false),
         hung: std::sync::atomic::AtomicBool::new(false),
+        claim: None,
     })
+}
+
+/// The folder of the port claims, shared by every harness of this user on the machine.
+fn claims_dir() -> PathBuf {
+    std::env::temp_dir().join("holon-kit-ports")
+}
+
+/// A free port, and its claim when one could be taken. A port is free when nothing listens on
+/// it, but a server takes a moment (a second, for a Python one) to bind the port it is given,
+/// and meanwhile another harness (a test binary beside this one, a nextest trial) could pick
+/// the same port: its server would bind it first, and this harness would test a server that
+/// is not its own. So each picked port is claimed with a lock on a file named after it in
+/// [`claims_dir`], held while the server lives (the system drops it if the process dies), and
+/// a port another harness holds is not picked. Where no claim can be made (an unwritable
+/// temporary folder), the port is used unclaimed, as before.
+fn pick_port() -> Option<(u16, Option<std::fs::File>)> {
+    let mut unclaimed = None;
+    for _ in 0..20 {
+        let port = portpicker::pick_unused_port()?;
+        match claim(&claims_dir(), port) {
+            Claim::Held(file) => return Some((port, Some(file))),
+            Claim::Taken => continue,
+            Claim::Unavailable => {
+                unclaimed.get_or_insert(port);
+            }
+        }
+    }
+    unclaimed.map(|port| (port, None))
+}
+
+enum Claim {
+    /// This process holds the port's lock.
+    Held(std::fs::File),
+    /// Another holds it.
+    Taken,
+    /// No lock could be taken (the folder or the file cannot be written).
+    Unavailable,
+}
+
+fn claim(dir: &std::path::Path, port: u16) -> Claim {
+    if std::fs::create_dir_all(dir).is_err() {
+        return Claim::Unavailable;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join(format!("{port}.lock")));
+    let Ok(file) = file else {
+        return Claim::Unavailable;
+    };
+    match file.try_lock() {
+        Ok(()) => Claim::Held(file),
+        Err(std::fs::TryLockError::WouldBlock) => Claim::Taken,
+        Err(std::fs::TryLockError::Error(_)) => Claim::Unavailable,
+    }
 }
 
 fn keep(stream: impl Read + Send + 'static, output: Output) {
@@ -420,4 +480,45 @@ fn spawner() -> &'static Spawner {
             requests: Mutex::new(tx),
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claimed_port_is_not_claimed_again_until_its_holder_lets_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let Claim::Held(first) = claim(dir.path(), 20001) else {
+            panic!("the first claim of a port is held");
+        };
+        // Another harness (here, another open file in this process) finds the port taken.
+        assert!(matches!(claim(dir.path(), 20001), Claim::Taken));
+        assert!(matches!(claim(dir.path(), 20002), Claim::Held(_)));
+        drop(first);
+        assert!(matches!(claim(dir.path(), 20001), Claim::Held(_)));
+    }
+
+    #[test]
+    fn a_folder_that_cannot_be_made_leaves_the_port_unclaimed() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("a-file");
+        std::fs::write(&file, "").unwrap();
+        // A file where the folder should be: no claim, and no error either.
+        assert!(matches!(
+            claim(&file.join("ports"), 20001),
+            Claim::Unavailable
+        ));
+    }
+
+    #[test]
+    fn the_servers_of_one_process_get_ports_no_other_harness_picks() {
+        let picked: Vec<(u16, Option<std::fs::File>)> =
+            (0..50).map(|_| pick_port().unwrap()).collect();
+        let mut ports: Vec<u16> = picked.iter().map(|(p, _)| *p).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        assert_eq!(ports.len(), 50, "a port was picked twice while claimed");
+        assert!(picked.iter().all(|(_, claim)| claim.is_some()));
+    }
 }
