@@ -383,10 +383,10 @@ fn claims_dir() -> PathBuf {
 /// a port another harness holds is not picked. Where no claim can be made (an unwritable
 /// temporary folder), the port is used unclaimed, as before.
 fn pick_port() -> Option<(u16, Option<std::fs::File>)> {
-    let mut unclaimed = None;
+    let (dir, mut unclaimed) = (claims_dir(), None);
     for _ in 0..20 {
         let port = portpicker::pick_unused_port()?;
-        match claim(&claims_dir(), port) {
+        match claim(&dir, port) {
             Claim::Held(file) => return Some((port, Some(file))),
             Claim::Taken => continue,
             Claim::Unavailable => {

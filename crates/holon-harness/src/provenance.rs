@@ -234,18 +234,19 @@ impl Git<'_> {
     }
 }
 
-/// How many of the manifest's past versions [`deployed_text`] reads at most.
+/// How many of the manifest's past versions [`deployed_document`] reads at most.
 const VERSIONS_READ: usize = 200;
 
-/// The text of the manifest a served agent announces by its hash, looked up in git: the
-/// manifest at the commit the server names, at HEAD, then its past versions in the history
-/// (the newest [`VERSIONS_READ`]); the first whose canonical hash is `sha256`, with where it
-/// was found. `None` outside a work tree, without git, or when no version matches.
-pub(crate) fn deployed_text(
+/// The manifest a served agent announces by its hash, looked up in git: the manifest at the
+/// commit the server names, at HEAD, then its past versions in the history (the newest
+/// [`VERSIONS_READ`]); the first whose canonical hash is `sha256`, as the document it hashed,
+/// with where it was found. `None` outside a work tree, without git, or when no version
+/// matches.
+pub(crate) fn deployed_document(
     manifest: &Path,
     sha256: &str,
     commit: Option<&str>,
-) -> Option<(String, String)> {
+) -> Option<(serde_json::Value, String)> {
     let dir = match manifest.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -281,14 +282,14 @@ pub(crate) fn deployed_text(
         let Some(text) = show(&["show", &format!("{revision}:{path}")]) else {
             continue;
         };
-        let matches = holon_core::manifest::identity::Identity::of_text(&text)
-            .is_some_and(|(identity, _)| identity.sha256 == sha256);
-        if matches {
+        let found = holon_core::manifest::identity::Identity::of_text(&text)
+            .filter(|(identity, _)| identity.sha256 == sha256);
+        if let Some((_, document)) = found {
             let at = match revision.as_str() {
                 "HEAD" => "HEAD".to_string(),
                 r => r.chars().take(12).collect(),
             };
-            return Some((text, format!("`{name}` at {at}")));
+            return Some((document, format!("`{name}` at {at}")));
         }
     }
     None

@@ -417,20 +417,18 @@ pub fn compare(
         local.path.display(),
         ours.describe()
     );
-    match provenance::deployed_text(&local.path, &theirs.sha256, theirs.commit.as_deref()) {
-        Some((text, found)) => {
-            let pointer = Identity::of_text(&text)
-                .and_then(|(_, deployed)| {
-                    holon_core::json::first_difference(&deployed, &document).map(|(at, _, _)| at)
-                });
+    match provenance::deployed_document(&local.path, &theirs.sha256, theirs.commit.as_deref()) {
+        Some((deployed, found)) => {
+            let pointer =
+                holon_core::json::first_difference(&deployed, &document).map(|(at, _, _)| at);
             if let Some(pointer) = pointer {
                 let at = |doc: &serde_json::Value| match doc.pointer(&pointer) {
                     Some(value) => holon_core::message::short(value),
                     None => "nothing".to_string(),
                 };
-                let served = Identity::of_text(&text).map(|(_, d)| at(&d)).unwrap_or_default();
                 message.push_str(&format!(
-                    "\n  first difference: `{pointer}`: the server's says {served}, this one {} (the served manifest is {found})",
+                    "\n  first difference: `{pointer}`: the server's says {}, this one {} (the served manifest is {found})",
+                    at(&deployed),
                     at(&document)
                 ));
             }
