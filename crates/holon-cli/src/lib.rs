@@ -14,6 +14,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use holon_core::check;
+use holon_core::manifest::folder_of;
 use holon_harness::command::{self, CommandLine};
 use holon_harness::exit::{self, FAILED, OK, REFUSED, USAGE};
 
@@ -316,11 +317,7 @@ fn command_line(cli: &Cli) -> CommandLine {
 /// `cargo test --test holon` in the manifest's package: built first, so a build failure is
 /// "could not run" (1) rather than a failed test (101).
 fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
-    let dir = match manifest.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let package = dir.join("Cargo.toml");
+    let package = folder_of(manifest).join("Cargo.toml");
     if !package.is_file() {
         eprintln!(
             "error: no Cargo.toml beside `{}`\n  = hint: run inside an agent's package, or test any server with `--server-cmd \"CMD\"`",
@@ -458,14 +455,6 @@ fn json_document(report: &check::Report, config: Option<&check::Report>) -> Stri
             serde_json::Value::Object(document).to_string()
         }
         _ => text,
-    }
-}
-
-/// The folder a manifest is in.
-fn folder_of(manifest: &Path) -> PathBuf {
-    match manifest.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
     }
 }
 

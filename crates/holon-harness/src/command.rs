@@ -12,16 +12,15 @@ use crate::Harness;
 use crate::settings::Layer;
 use holon_core::check::Report;
 
-pub use crate::explore::{parse_cases, parse_seed};
-pub use crate::settings::parse_concurrency;
-pub use crate::settings::{
-    BLESS_VAR, CONCURRENCY_VAR, EXPLORE_CASES_VAR, EXPLORE_SEED_VAR, JUNIT_VAR, STARTUP_VAR,
-    parse_seconds,
-};
-pub use crate::upstream::{MODE_VAR as UPSTREAM_VAR, Mode as UpstreamMode, parse_mode};
-
+pub use crate::error::{AddressError, SettingError};
 pub use crate::remote::{Header, parse_header, parse_url};
-pub use crate::settings::{CHECKS_SHOWN, FAULTS_VAR, SERVER_URL_VAR, parse_switch, shell_quote};
+pub use crate::settings::{
+    BLESS_VAR, CHECKS_SHOWN, CONCURRENCY_VAR, EXPLORE_CASES_VAR, EXPLORE_SEED_VAR, FAULTS_VAR,
+    JUNIT_VAR, SERVER_URL_VAR, STARTUP_VAR, parse_concurrency, parse_seconds, parse_switch,
+    shell_quote,
+};
+pub use holon_explore::{parse_cases, parse_seed};
+pub use holon_upstream::{MODE_VAR as UPSTREAM_VAR, Mode as UpstreamMode, parse_mode};
 
 /// The checks a test run starts with, as the command line prints them before the run: the
 /// warnings the fault trials may answer are held back, and the run prints them after.

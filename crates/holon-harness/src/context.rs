@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use crate::bless;
 use crate::record::Records;
 use crate::settings::Settings;
-use crate::upstream::Upstreams;
+use holon_bless::Collector;
 use holon_core::manifest::Manifest;
+use holon_upstream::Upstreams;
 
 /// One run's context, once the checks passed: what every part of the run reads and writes,
 /// passed down rather than kept in the process.
@@ -20,7 +20,7 @@ pub(crate) struct Run {
     /// Each trial's end, for the reports.
     pub records: Arc<Records>,
     /// What the passes saw, when blessing.
-    pub bless: Option<Arc<bless::Collector>>,
+    pub bless: Option<Arc<Collector>>,
     /// Each example's line and column, for annotations (under GitHub Actions only).
     pub lines: Option<Vec<(u64, u64)>>,
     /// The upstreams `holon-test.toml` declares, and their proxies.
@@ -36,14 +36,13 @@ pub(crate) struct Functions(Option<tokio::runtime::Runtime>);
 
 impl Functions {
     /// A multi-thread runtime of `threads` workers (two at least).
-    pub fn new(threads: usize) -> Result<Functions, String> {
+    pub fn new(threads: usize) -> std::io::Result<Functions> {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads.max(2))
             .thread_name("holon-function")
             .enable_all()
             .build()
             .map(|runtime| Functions(Some(runtime)))
-            .map_err(|e| format!("cannot start the function pass's runtime: {e}"))
     }
 }
 

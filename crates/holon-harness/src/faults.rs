@@ -13,42 +13,19 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use libtest_mimic::Trial;
-use serde_json::Value;
 
 use crate::context::Run;
-use crate::upstream::fault::{Fault, Faulted, ONE_VAR, Only, Plant};
-use crate::upstream::{Request, Scope};
-use crate::{function, mcp};
+use crate::error::FaultsFailed;
+use crate::pass::Caller;
 use holon_core::check::{self, Report};
-use holon_core::gateway::{Answer, Gateway, Status};
+use holon_core::gateway::{Answer, Gateway, Pass, Status};
 use holon_core::json::equal as json_eq;
 use holon_core::manifest::{Example, Expect, Manifest};
+use holon_upstream::fault::{Fault, Faulted, ONE_VAR, Only, Plant};
+use holon_upstream::{Mode, Request, Scope};
 
 /// The lint the fault trials can answer: a declared code no example shows.
 const WITHOUT_EXAMPLE: &str = "error-without-example";
-
-/// Which pass a fault trial calls.
-#[derive(Clone)]
-enum Target {
-    Function(Arc<function::Explore>),
-    Server(Arc<mcp::Shared>),
-}
-
-impl Target {
-    fn pass(&self) -> &'static str {
-        match self {
-            Target::Function(_) => "function",
-            Target::Server(_) => "mcp",
-        }
-    }
-
-    fn call(&self, input: &Value, scope: Scope, plant: Plant) -> Faulted {
-        match self {
-            Target::Function(f) => f.faulted(input, scope, plant),
-            Target::Server(s) => s.faulted(input, scope, plant),
-        }
-    }
-}
 
 /// What one pass's fault trials reached.
 #[derive(Default)]
@@ -72,22 +49,21 @@ pub struct Faults {
     /// The command that runs these tests (`cargo holon-test`, or the `--server-cmd` line).
     command: String,
     only: Option<Only>,
-    tallies: Mutex<BTreeMap<&'static str, Tally>>,
+    tallies: Mutex<BTreeMap<Pass, Tally>>,
 }
 
 impl Faults {
-    /// The fault trials of `run` on the passes it has, pushed onto `trials`; `None` when they
+    /// The fault trials of `run` on each of `passes`, pushed onto `trials`; `None` when they
     /// do not run (turned off, no recorded upstream, or not replaying).
     pub(crate) fn trials(
         run: &Run,
-        function: Option<Arc<function::Explore>>,
-        server: Option<Arc<mcp::Shared>>,
+        passes: &[Arc<dyn Caller>],
         command: String,
         runs: impl Fn(&str) -> bool,
         trials: &mut Vec<Trial>,
     ) -> Option<Arc<Faults>> {
         let upstreams = run.upstreams.as_ref()?;
-        if !run.settings.faults || upstreams.mode() != crate::upstream::Mode::Replay {
+        if !run.settings.faults || upstreams.mode() != Mode::Replay {
             return None;
         }
         let faults = Arc::new(Faults {
@@ -96,19 +72,17 @@ impl Faults {
             only: run.settings.fault,
             tallies: Mutex::new(BTreeMap::new()),
         });
-        let targets: Vec<Target> = (function.map(Target::Function).into_iter())
-            .chain(server.map(Target::Server))
-            .collect();
         for example in &run.manifest.examples {
             let Expect::Output(_) = &example.expect else {
                 continue;
             };
             let exchanges = upstreams.exchanges_of(&example.name).unwrap_or_default();
-            for target in &targets {
-                let name = format!("faults::{}::{}", target.pass(), example.name);
+            for target in passes {
+                let pass = target.pass();
+                let name = format!("faults::{}::{}", pass.name(), example.name);
                 if exchanges.is_empty() {
                     if runs(&name) {
-                        faults.tally(target.pass(), |t| t.without.push(example.name.clone()));
+                        faults.tally(pass, |t| t.without.push(example.name.clone()));
                     }
                     continue;
                 }
@@ -116,7 +90,7 @@ impl Faults {
                 let exchanges = exchanges.clone();
                 trials.push(crate::record::trial(&run.records, name, move || {
                     faults
-                        .trial(&target, &example, &exchanges)
+                        .trial(&*target, &example, &exchanges)
                         .map_err(crate::record::Fault::from)
                 }));
             }
@@ -124,7 +98,7 @@ impl Faults {
         Some(faults)
     }
 
-    fn tally(&self, pass: &'static str, update: impl FnOnce(&mut Tally)) {
+    fn tally(&self, pass: Pass, update: impl FnOnce(&mut Tally)) {
         if let Ok(mut tallies) = self.tallies.lock() {
             update(tallies.entry(pass).or_default());
         }
@@ -133,12 +107,13 @@ impl Faults {
     /// One example on one pass: each exchange under each fault.
     fn trial(
         &self,
-        target: &Target,
+        target: &dyn Caller,
         example: &Example,
         exchanges: &[(String, Request, usize)],
-    ) -> Result<(), String> {
+    ) -> Result<(), FaultsFailed> {
         let gateway = self.manifest.gateway();
-        let trial = format!("faults::{}::{}", target.pass(), example.name);
+        let pass = target.pass();
+        let trial = format!("faults::{}::{}", pass.name(), example.name);
         let mut reports = Vec::new();
         let mut played = 0;
         for (k, (upstream, request, occurrence)) in exchanges.iter().enumerate() {
@@ -156,7 +131,7 @@ impl Faults {
                     fault,
                 };
                 let faulted =
-                    target.call(&example.input, Scope::Example(example.name.clone()), plant);
+                    target.faulted(&example.input, Scope::Example(example.name.clone()), plant);
                 played += 1;
                 let case = Case {
                     trial: &trial,
@@ -168,7 +143,7 @@ impl Faults {
                 };
                 let verdict = judge(gateway, example, &faulted);
                 let status = faulted.answer.status(gateway);
-                self.tally(target.pass(), |t| {
+                self.tally(pass, |t| {
                     t.faults += 1;
                     *t.reached.entry(status.code().to_string()).or_default() += 1;
                     if let Status::Declared(code) = &status {
@@ -191,17 +166,11 @@ impl Faults {
                 }
             }
         }
-        self.tally(target.pass(), |t| t.examples += 1);
+        self.tally(pass, |t| t.examples += 1);
         if reports.is_empty() {
             return Ok(());
         }
-        let failed = reports.len();
-        let mut out = reports.join("\n\n");
-        out.push_str(&format!(
-            "\n\n{failed} of {played} fault{} failed: under a failing upstream, an agent answers a declared code (marked `retryable: true` when trying again may help) or, having retried, the example's output",
-            if played == 1 { "" } else { "s" }
-        ));
-        Err(out)
+        Err(FaultsFailed { reports, played })
     }
 
     /// After the run: each pass's coverage line, the warnings, and what the faults say of the
@@ -213,7 +182,7 @@ impl Faults {
         };
         let mut reached: BTreeMap<String, String> = BTreeMap::new();
         for (pass, tally) in tallies.iter() {
-            eprintln!("{}", tally.line(pass));
+            eprintln!("{}", tally.line(pass.name()));
             for warning in &tally.warnings {
                 eprintln!("{warning}");
             }
@@ -349,16 +318,13 @@ pub fn checks(path: &Path) -> (Report, Report) {
 /// trials run (`--faults off`, the mode) does not matter: the run prints what it held back,
 /// answered or not.
 pub fn hold_back(report: &mut Report) -> Report {
-    let dir = match report.path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
+    let dir = holon_core::manifest::folder_of(&report.path);
     let declares = holon_core::config::read(&dir)
         .ok()
         .flatten()
         .is_some_and(|c| !c.upstreams.is_empty());
     let recorded =
-        crate::upstream::recording::any_recorded(&dir.join(crate::upstream::recording::FOLDER));
+        holon_upstream::recording::any_recorded(&dir.join(holon_upstream::recording::FOLDER));
     if report.accepted() && declares && recorded {
         report.split_off(|d| d.check == WITHOUT_EXAMPLE)
     } else {

@@ -14,6 +14,7 @@ use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use serde_json::{Map, Value, json};
 
+use crate::error::FileError;
 use holon_runtime::files::{HANDLE_PREFIX, handle_name, handles_in, sha256_hex};
 
 /// How long a link lives, as the gateway's do.
@@ -55,7 +56,7 @@ impl FileServer {
 
     /// The `_meta` of a call whose arguments are `input`: `{"holon/files": {handle: link}}`,
     /// or nothing when the input holds no handle.
-    pub fn meta_for(&self, input: &Value) -> Result<Option<Map<String, Value>>, String> {
+    pub fn meta_for(&self, input: &Value) -> Result<Option<Map<String, Value>>, FileError> {
         let handles = handles_in(input);
         if handles.is_empty() {
             return Ok(None);
@@ -65,9 +66,15 @@ impl FileServer {
             .map_or(0, |d| d.as_secs());
         let mut links = Map::new();
         for handle in handles {
-            let name = handle_name(&handle).map_err(|e| format!("`{handle}`: {e}"))?;
-            let bytes = std::fs::read(self.dir.join(name))
-                .map_err(|e| format!("`{handle}`: cannot read `files/{name}`: {e}"))?;
+            let name = handle_name(&handle).map_err(|why| FileError::NotAHandle {
+                handle: handle.clone(),
+                why,
+            })?;
+            let bytes = std::fs::read(self.dir.join(name)).map_err(|e| FileError::Unreadable {
+                handle: handle.clone(),
+                name: name.to_string(),
+                why: e.to_string(),
+            })?;
             let url = format!(
                 "http://127.0.0.1:{}/f/{}?expires={expires_at}&sig={}",
                 self.port,

@@ -5,6 +5,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
+use crate::settings::CONCURRENCY_VAR;
+
 /// One answer per trial, put by the flight and taken by the trial that waits for it.
 pub struct Slots<T> {
     state: Mutex<Vec<Slot<T>>>,
@@ -157,8 +159,7 @@ impl Retries {
         );
         if answered > 0 {
             note.push_str(&format!(
-                "{answered} answered in time alone, so {who} takes calls one at a time; `--concurrency 1` (or `{}=1`) matches it and spares the retries",
-                crate::settings::CONCURRENCY_VAR
+                "{answered} answered in time alone, so {who} takes calls one at a time; `--concurrency 1` (or `{CONCURRENCY_VAR}=1`) matches it and spares the retries"
             ));
         } else {
             note.push_str("none answered alone either, so each is reported as it failed");
@@ -176,11 +177,10 @@ impl Retries {
 
 /// A runtime for one thread of the harness: the passes' workers, the MCP client, the signal
 /// watcher. Each drives its own tasks, so nothing crosses a thread it does not have to.
-pub(super) fn current_thread() -> Result<tokio::runtime::Runtime, String> {
+pub(crate) fn current_thread() -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start a tokio runtime: {e}"))
 }
 
 #[cfg(test)]

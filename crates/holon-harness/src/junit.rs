@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use super::record::Record;
+use crate::error::JunitError;
+use crate::record::Record;
 
 /// Writes the report for the trials in `records` to `path`, creating its folder.
 pub(crate) fn write(
@@ -14,7 +15,7 @@ pub(crate) fn write(
     agent: &str,
     records: &[Record],
     took: Duration,
-) -> Result<(), String> {
+) -> Result<(), JunitError> {
     let mut suite = TestSuite::new(agent);
     for record in records {
         let status = match &record.failure {
@@ -39,19 +40,17 @@ pub(crate) fn write(
     report.set_time(took).add_test_suite(suite);
     let xml = report
         .to_string()
-        .map_err(|e| format!("cannot write the JUnit report: {e}"))?;
-    let shown = path.display();
+        .map_err(|e| JunitError::Render(e.to_string()))?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            format!(
-                "cannot create `{}` for the JUnit report: {}",
-                dir.display(),
-                lower(&e)
-            )
+        std::fs::create_dir_all(dir).map_err(|e| JunitError::Folder {
+            dir: dir.to_path_buf(),
+            why: lower(&e),
         })?;
     }
-    std::fs::write(path, xml)
-        .map_err(|e| format!("cannot write the JUnit report to `{shown}`: {}", lower(&e)))
+    std::fs::write(path, xml).map_err(|e| JunitError::Write {
+        path: path.to_path_buf(),
+        why: lower(&e),
+    })
 }
 
 fn lower(e: &std::io::Error) -> String {

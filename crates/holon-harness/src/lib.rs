@@ -12,7 +12,6 @@
 //! to the process is only what a signal must reach (the server groups to stop) and the one
 //! thread that forks servers (`process`).
 
-mod bless;
 // The harness supervises server process groups, a Unix notion: see `supervise`.
 #[cfg(not(unix))]
 compile_error!(
@@ -22,8 +21,8 @@ compile_error!(
 pub mod command;
 mod compare;
 mod context;
+mod error;
 pub mod exit;
-mod explore;
 mod faults;
 mod files;
 mod flight;
@@ -31,6 +30,7 @@ mod function;
 mod github;
 mod junit;
 mod mcp;
+mod pass;
 mod process;
 mod provenance;
 mod record;
@@ -41,7 +41,6 @@ mod setup;
 mod strays;
 mod supervise;
 mod tls;
-mod upstream;
 mod verdict;
 
 use std::path::{Path, PathBuf};
@@ -51,14 +50,21 @@ use std::time::Duration;
 
 use libtest_mimic::{Arguments, Trial};
 
-use crate::context::Run;
-use crate::explore::Explorer;
+use crate::context::{Functions, Run};
+use crate::error::RunError;
+use crate::function::FunctionPass;
+use crate::mcp::{McpPass, ServerAt};
+use crate::pass::Caller;
 use crate::process::ServerSpec;
 use crate::record::{Fault, Records};
 use crate::settings::Layer;
+use holon_bless::Collector;
 use holon_core::check;
+use holon_core::gateway::Pass;
 use holon_core::manifest::Manifest;
-use holon_runtime::{Agent, Runner};
+use holon_explore::Explorer;
+use holon_runtime::Agent;
+use holon_upstream::{Mode, Upstreams};
 
 /// A `harness = false` test target in five lines:
 ///
@@ -224,76 +230,53 @@ impl Harness {
         let started = std::time::Instant::now();
         tls::install_provider();
         let (run, held) = match self.prepare(args) {
-            Ok((run, held)) => (Arc::new(run), held),
-            Err(code) => return code,
+            Ok(Some((run, held))) => (Arc::new(run), held),
+            // The checks refused the manifest, and said why.
+            Ok(None) => return exit::REFUSED,
+            Err(error) => return error.report(use_color(args)),
         };
         let mut trials = Vec::new();
-        let flight = self.function_trials(&run, args, &mut trials);
-        // The function the explore trials call: the same gate and limits as the function
-        // pass; a function that blocks its thread is answered `timeout` and given up on.
-        let reference = match &self.agent {
-            Some(agent) if run.settings.explore.cases > 0 => {
-                let runner = Arc::new(Runner::new(run.manifest.clone(), agent.clone()));
-                Some(Arc::new(function::Explore::new(&run, runner)))
-            }
-            _ => None,
-        };
+        let function = self.agent.as_ref().map(|agent| {
+            let pass = Arc::new(FunctionPass::new(&run, agent.clone(), threads(args)));
+            pass.select(selected(args, &run.manifest, Pass::Function));
+            pass
+        });
         let explorer = Explorer::new(run.manifest.clone(), Arc::new(run.settings.explore.clone()));
-        if let Some(function) = &reference {
-            let (explorer, function) = (explorer.clone(), function.clone());
-            trials.push(record::trial(
-                &run.records,
-                "explore::function",
-                move || {
-                    let (one, all) = (function.clone(), function.clone());
-                    let call: explore::Call =
-                        Box::new(move |input: &serde_json::Value| one.one(input));
-                    let batch: explore::Batch =
-                        Box::new(move |inputs: &[serde_json::Value]| all.all(inputs));
-                    let batch = function.batches().then(|| (batch, function.concurrency()));
-                    explorer
-                        .run(
-                            "explore::function",
-                            &call,
-                            batch.as_ref(),
-                            &explore::Pass::Function,
-                        )
-                        .map_err(Fault::from)
-                },
-            ));
-        }
-        let shared = match self.mcp_trials(&run, args, &explorer, &reference, &mut trials) {
-            Ok(shared) => shared,
-            Err(why) => {
-                eprintln!("error: {why}");
-                return exit::REFUSED;
+        if let Some(function) = &function {
+            for index in 0..run.manifest.examples.len() {
+                trials.extend(pass::example_trial(&run, function.clone(), index));
             }
+            if run.settings.explore.cases > 0 {
+                trials.push(pass::explore_trial(&run, &explorer, function.clone(), None));
+            }
+        }
+        let mcp = match self.mcp_trials(&run, args, &explorer, function.clone(), &mut trials) {
+            Ok(mcp) => mcp,
+            Err(error) => return error.report(use_color(args)),
         };
         // A server already running is asked who it is before any trial: serving another
         // manifest is the run's first failure, and a server that announces none is said once.
-        if let Some(shared) = &shared
+        if let Some(mcp) = &mcp
             && run.settings.server_url.is_some()
             && runs(args, "mcp::initialize")
         {
-            match shared.connect_first() {
+            match mcp.connect_first() {
                 Ok(Some(note)) => eprintln!("{note}"),
                 Ok(None) => {}
                 Err(mismatch) => eprintln!("error: {mismatch}"),
             }
         }
-        let function = match (&reference, &self.agent) {
-            (Some(function), _) => Some(function.clone()),
-            (None, Some(agent)) => {
-                let runner = Arc::new(Runner::new(run.manifest.clone(), agent.clone()));
-                Some(Arc::new(function::Explore::new(&run, runner)))
-            }
-            (None, None) => None,
-        };
         // A server already running calls its real upstreams, where no fault can be planted.
+        let mut passes: Vec<Arc<dyn Caller>> = Vec::new();
+        passes.extend(function.clone().map(|f| f as Arc<dyn Caller>));
+        passes.extend(
+            (mcp.clone())
+                .filter(|m| !m.running())
+                .map(|m| m as Arc<dyn Caller>),
+        );
         let faults = faults::Faults::trials(
             &run,
-            function,
-            shared.clone().filter(|s| !s.running()),
+            &passes,
             self.command(),
             |name| runs(args, name),
             &mut trials,
@@ -312,7 +295,10 @@ impl Harness {
                 None => faults::print_deferred(held, &Default::default(), use_color(args)),
             }
         }
-        self.conclude(&run, args, &conclusion, flight, shared, started)
+        let mut passes: Vec<Arc<dyn Caller>> = Vec::new();
+        passes.extend(function.map(|f| f as Arc<dyn Caller>));
+        passes.extend(mcp.clone().map(|m| m as Arc<dyn Caller>));
+        self.conclude(&run, args, &conclusion, &passes, mcp, started)
     }
 
     /// The command that runs these tests: `cargo holon-test`, or the `--server-cmd` line.
@@ -324,8 +310,8 @@ impl Harness {
     }
 
     /// The checks (printed when they refuse, or warn and were not shown yet), then the settings
-    /// of the run; the exit code when the run cannot go on.
-    fn prepare(&self, args: &Arguments) -> Result<(Run, check::Report), u8> {
+    /// of the run; `None` when the checks refused the manifest (and said why).
+    fn prepare(&self, args: &Arguments) -> Result<Option<(Run, check::Report)>, RunError> {
         let (report, held) = if self.checks_shown {
             let mut report = check::check_file(&self.manifest);
             let held = faults::hold_back(&mut report);
@@ -340,40 +326,34 @@ impl Harness {
             }
         }
         let lines = github::enabled().then(|| github::example_lines(&report));
-        let manifest = Arc::new(check::into_manifest(report).map_err(|_| exit::REFUSED)?);
-        let refuse = |e: String| {
-            eprintln!("error: {e}");
-            exit::REFUSED
+        let Ok(manifest) = check::into_manifest(report) else {
+            return Ok(None);
         };
+        let manifest = Arc::new(manifest);
         let mut settings = settings::resolve(
             &self.command_line,
             &self.given,
             &self.manifest,
             self.replay.as_deref(),
-        )
-        .map_err(refuse)?;
-        let config = holon_core::config::read(&manifest.dir()).map_err(|report| {
-            eprint!("{}", check::render_human(&report, use_color(args)));
-            exit::REFUSED
-        })?;
+        )?;
+        let config = holon_core::config::read(&manifest.dir()).map_err(RunError::Config)?;
         let upstreams = match config.filter(|c| !c.upstreams.is_empty()) {
             None => None,
             Some(config) => {
-                if settings.upstream == upstream::Mode::Live {
+                if settings.upstream == Mode::Live {
                     // The real model's answers vary from call to call.
                     settings.explore.differential = false;
                 }
-                let command = self.command();
-                let start = upstream::Start {
+                let start = holon_upstream::Start {
                     manifest: &manifest,
                     config,
                     mode: settings.upstream,
                     function: self.agent.is_some(),
-                    command,
+                    command: self.command(),
                     seed: settings.explore.seed,
                     bless: settings.bless,
                 };
-                let mut upstreams = upstream::Upstreams::start(start).map_err(refuse)?;
+                let mut upstreams = Upstreams::start(start)?;
                 if let Some(seed) = upstreams.recorded_seed()
                     && settings.explore.seed_from_manifest
                 {
@@ -389,12 +369,12 @@ impl Harness {
             }
         };
         let functions = match &self.agent {
-            Some(_) => Some(Arc::new(function::runtime(threads(args)).map_err(refuse)?)),
+            Some(_) => Some(Arc::new(
+                Functions::new(threads(args)).map_err(|e| RunError::Functions(Arc::new(e)))?,
+            )),
             None => None,
         };
-        let bless = settings
-            .bless
-            .then(|| Arc::new(bless::Collector::default()));
+        let bless = settings.bless.then(|| Arc::new(Collector::default()));
         let run = Run {
             manifest,
             settings,
@@ -404,21 +384,7 @@ impl Harness {
             upstreams,
             functions,
         };
-        Ok((run, held))
-    }
-
-    /// The `function::<example>` trials, and the flight that makes their calls ahead of them.
-    fn function_trials(
-        &self,
-        run: &Run,
-        args: &Arguments,
-        trials: &mut Vec<Trial>,
-    ) -> Option<Arc<function::Flight>> {
-        let agent = self.agent.as_ref()?;
-        let (function_trials, flight) = function::trials(run, agent.clone(), threads(args));
-        trials.extend(function_trials);
-        flight.select(selected(args, &run.manifest, "function"));
-        Some(flight)
+        Ok(Some((run, held)))
     }
 
     /// `mcp::tools/list`, the `mcp::<example>` trials and `explore::mcp`, all through one
@@ -430,93 +396,56 @@ impl Harness {
         run: &Arc<Run>,
         args: &Arguments,
         explorer: &Arc<Explorer>,
-        reference: &Option<Arc<function::Explore>>,
+        function: Option<Arc<FunctionPass>>,
         trials: &mut Vec<Trial>,
-    ) -> Result<Option<Arc<mcp::Shared>>, String> {
-        let target = match (&run.settings.server_url, &self.server) {
+    ) -> Result<Option<Arc<McpPass>>, RunError> {
+        let at = match (&run.settings.server_url, &self.server) {
             (Some(url), _) => {
                 let (headers, ca_cert) = self.remote.clone();
-                let remote = remote::Remote::new(url, headers, ca_cert).map_err(|e| {
+                let remote = remote::Remote::new(url, headers, ca_cert).map_err(|why| {
                     // The command line checked its `--url`; only the variable can be wrong here.
                     match self.command_line.server_url {
-                        Some(_) => e,
-                        None => format!("`{}`: {e}", settings::SERVER_URL_VAR),
+                        Some(_) => RunError::Remote(why),
+                        None => RunError::ServerUrlVar {
+                            var: settings::SERVER_URL_VAR,
+                            why,
+                        },
                     }
                 })?;
-                mcp::Target::Running(Arc::new(remote))
+                ServerAt::Running(Arc::new(remote))
             }
-            (None, Some(spec)) => mcp::Target::Start(spec.clone()),
+            (None, Some(spec)) => ServerAt::Start(spec.clone()),
             (None, None) => return Ok(None),
         };
-        let running = matches!(target, mcp::Target::Running(_));
         let mut env = self.server_env.clone();
         if let Some(u) = &run.upstreams {
             env.extend(u.server_env().iter().cloned());
         }
-        let shared = Arc::new(mcp::Shared::new(run, target, env));
-        shared.select(
+        let mcp = Arc::new(McpPass::new(run, at, env));
+        mcp.select(
             runs(args, "mcp::tools/list"),
-            selected(args, &run.manifest, "mcp"),
+            selected(args, &run.manifest, Pass::Mcp),
         );
-        if running {
-            let s = shared.clone();
+        if mcp.running() {
+            let m = mcp.clone();
             trials.push(record::trial(&run.records, "mcp::initialize", move || {
-                s.initialize().map_err(Fault::from)
+                m.initialize().map_err(Fault::from)
             }));
         }
-        let s = shared.clone();
+        let m = mcp.clone();
         trials.push(record::trial(&run.records, "mcp::tools/list", move || {
-            s.tools_list().map_err(Fault::from)
+            m.tools_list().map_err(Fault::from)
         }));
-        for (index, example) in run.manifest.examples.iter().enumerate() {
-            let (s, name) = (shared.clone(), example.name.clone());
-            let bless = run.bless.clone();
-            trials.push(record::trial(
-                &run.records,
-                format!("mcp::{name}"),
-                move || {
-                    let result = s.call(index);
-                    if let (Err(why), Some(bless)) = (&result, &bless) {
-                        bless.unanswered(bless::Pass::Mcp, &name, &why.message);
-                    }
-                    result
-                },
-            ));
+        for index in 0..run.manifest.examples.len() {
+            trials.extend(pass::example_trial(run, mcp.clone(), index));
         }
         if run.settings.explore.cases > 0 {
-            let (one, all) = (shared.clone(), shared.clone());
-            let differential: Option<explore::Call> = match reference {
-                Some(function) if run.settings.explore.differential => {
-                    let function = function.clone();
-                    Some(Box::new(move |input: &serde_json::Value| {
-                        function.one(input)
-                    }))
-                }
-                _ => None,
-            };
-            let call: explore::Call = Box::new(move |input: &serde_json::Value| one.answer(input));
-            let batch: explore::Batch =
-                Box::new(move |inputs: &[serde_json::Value]| all.answer_all(inputs));
-            let batches =
-                (run.upstreams.as_ref()).is_none_or(|u| u.mode() != upstream::Mode::Replay);
-            let batch = batches.then_some((batch, run.settings.concurrency));
-            let pass = explore::Pass::Server {
-                reference: differential,
-            };
-            let explorer = explorer.clone();
-            let server = shared.clone();
-            trials.push(record::trial(&run.records, "explore::mcp", move || {
-                if let Some(why) = server.unanswering() {
-                    return Err(Fault::from(format!(
-                        "explore did not send its cases: {why}"
-                    )));
-                }
-                explorer
-                    .run("explore::mcp", &call, batch.as_ref(), &pass)
-                    .map_err(Fault::from)
-            }));
+            let reference = function
+                .filter(|_| run.settings.explore.differential)
+                .map(|f| f as Arc<dyn Caller>);
+            trials.push(pass::explore_trial(run, explorer, mcp.clone(), reference));
         }
-        Ok(Some(shared))
+        Ok(Some(mcp))
     }
 
     /// After the trials: the server stopped (its output shown when a trial failed), the notes,
@@ -526,19 +455,17 @@ impl Harness {
         run: &Run,
         args: &Arguments,
         conclusion: &libtest_mimic::Conclusion,
-        flight: Option<Arc<function::Flight>>,
-        shared: Option<Arc<mcp::Shared>>,
+        passes: &[Arc<dyn Caller>],
+        mcp: Option<Arc<McpPass>>,
         started: std::time::Instant,
     ) -> u8 {
-        if let Some(shared) = &shared
-            && let Some(output) = shared.stop()
+        if let Some(mcp) = &mcp
+            && let Some(output) = mcp.stop()
             && conclusion.has_failed()
         {
             eprintln!("\n--- server output (last lines) ---\n{output}\n---");
         }
-        let notes =
-            (flight.iter().map(|f| f.retry_note())).chain(shared.iter().map(|s| s.retry_note()));
-        for note in notes.flatten() {
+        for note in passes.iter().filter_map(|p| p.retry_note()) {
             eprintln!("\n{note}");
         }
         for shared in run.records.shared() {
@@ -549,7 +476,17 @@ impl Harness {
             github::print_failures(&run.manifest, lines, &records);
         }
         let mut code = match &run.bless {
-            Some(seen) => bless::finish(&self.manifest, &run.manifest, seen, conclusion.num_failed),
+            Some(seen) => {
+                match holon_bless::finish(
+                    &self.manifest,
+                    &run.manifest,
+                    seen,
+                    conclusion.num_failed,
+                ) {
+                    holon_bless::Outcome::Blessed => exit::OK,
+                    holon_bless::Outcome::Left => exit::FAILED,
+                }
+            }
             None if conclusion.has_failed() => exit::FAILED,
             None => exit::OK,
         };
@@ -560,19 +497,15 @@ impl Harness {
                 .iter()
                 .map(|e| e.name.clone())
                 .collect();
-            if let Err(message) = upstreams.finish(&names) {
-                eprintln!("error: {message}");
-                code = code.max(exit::REFUSED);
+            if let Err(error) = upstreams.finish(&names) {
+                code = code.max(RunError::from(error).report(use_color(args)));
             }
         }
         match &run.settings.junit {
             Some(path) if !args.list => {
                 match junit::write(path, &run.manifest.name, &records, started.elapsed()) {
                     Ok(()) => code,
-                    Err(message) => {
-                        eprintln!("error: {message}");
-                        code.max(exit::REFUSED)
-                    }
+                    Err(error) => code.max(RunError::from(error).report(use_color(args))),
                 }
             }
             _ => code,
@@ -588,9 +521,9 @@ fn runs(args: &Arguments, name: &str) -> bool {
 }
 
 /// The examples whose `<pass>::<name>` trial will run.
-fn selected(args: &Arguments, manifest: &Manifest, pass: &str) -> Vec<usize> {
+fn selected(args: &Arguments, manifest: &Manifest, pass: Pass) -> Vec<usize> {
     (manifest.examples.iter().enumerate())
-        .filter(|(_, e)| runs(args, &format!("{pass}::{}", e.name)))
+        .filter(|(_, e)| runs(args, &format!("{}::{}", pass.name(), e.name)))
         .map(|(i, _)| i)
         .collect()
 }

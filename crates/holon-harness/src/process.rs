@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::supervise::{self, Group};
+use crate::error::{NotReady, StartError};
 
 /// How to start the server.
 #[derive(Debug, Clone)]
@@ -87,13 +88,6 @@ pub struct ServerProcess {
     claim: Option<std::fs::File>,
 }
 
-/// Why the server could not be started.
-#[derive(Debug)]
-pub struct StartError {
-    /// What went wrong, with the server's output.
-    pub message: String,
-}
-
 impl ServerProcess {
     /// Starts the server in `dir` with `PORT` set to a free port and waits until `ready`
     /// says it answers (polled with backoff), within `limit`. A port taken between picking and
@@ -107,50 +101,43 @@ impl ServerProcess {
     ) -> Result<ServerProcess, StartError> {
         let mut last = None;
         for _ in 0..3 {
-            let (port, claim) = pick_port().ok_or_else(|| StartError {
-                message: "no free port on 127.0.0.1".into(),
-            })?;
+            let (port, claim) = pick_port().ok_or(StartError::NoPort)?;
             let mut server = spawn(spec, dir, env, port)?;
             server.claim = claim;
             match server.wait_ready(limit, &ready) {
                 Ok(()) => return Ok(server),
-                Err(e) => {
+                Err(why) => {
                     let retry = server.output.mentions_port_in_use();
                     server.stop();
                     if !retry {
-                        return Err(StartError {
-                            message: format!(
-                                "{e}\n--- server output ({}) ---\n{}",
-                                spec.describe(),
-                                server.output.tail()
-                            ),
+                        return Err(StartError::NotReady {
+                            why,
+                            spec: spec.describe(),
+                            output: server.output.tail(),
                         });
                     }
-                    last = Some(e);
+                    last = Some(why);
                 }
             }
         }
-        Err(StartError {
-            message: last.unwrap_or_else(|| "the port was taken three times".into()),
-        })
+        Err(last.map_or(StartError::PortTakenThrice, StartError::PortTaken))
     }
 
-    fn wait_ready(&self, limit: Duration, ready: &impl Fn(u16) -> bool) -> Result<(), String> {
+    fn wait_ready(&self, limit: Duration, ready: &impl Fn(u16) -> bool) -> Result<(), NotReady> {
         let start = Instant::now();
         let mut pause = Duration::from_millis(5);
         loop {
             if let Some(status) = self.exit_status() {
-                return Err(format!("the server exited before it answered ({status})"));
+                return Err(NotReady::Exited(status.to_string()));
             }
             if port_open(self.port) && ready(self.port) {
                 return Ok(());
             }
             if start.elapsed() > limit {
-                return Err(format!(
-                    "the server did not answer an MCP `initialize` on port {} within {} s",
-                    self.port,
-                    limit.as_secs_f64()
-                ));
+                return Err(NotReady::Silent {
+                    port: self.port,
+                    seconds: limit.as_secs_f64(),
+                });
             }
             // Polling with backoff: the server gives no other signal that it is ready.
             std::thread::sleep(pause);
@@ -340,8 +327,9 @@ fn spawn(
     };
     #[cfg(not(target_os = "linux"))]
     let spawned = supervise::spawn(&mut command);
-    let (mut child, group) = spawned.map_err(|e| StartError {
-        message: format!("cannot start the server {}: {e}", spec.describe()),
+    let (mut child, group) = spawned.map_err(|e| StartError::Spawn {
+        spec: spec.describe(),
+        why: e.to_string(),
     })?;
     let output = Output::default();
     if let Some(out) = child.stdout.take() {

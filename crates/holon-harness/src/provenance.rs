@@ -61,10 +61,7 @@ pub(crate) fn check(report: &mut Report) {
 /// What is wrong with `commit` for the code beside `manifest`, with a hint; `None` when it is
 /// current or nothing can be known.
 fn stale(manifest: &Path, commit: &str) -> Option<(String, String)> {
-    let dir = match manifest.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let dir = &holon_core::manifest::folder_of(manifest);
     let name = manifest.file_name()?.to_str()?;
     let git = Git {
         dir,
@@ -247,10 +244,7 @@ pub(crate) fn deployed_document(
     sha256: &str,
     commit: Option<&str>,
 ) -> Option<(serde_json::Value, String)> {
-    let dir = match manifest.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let dir = &holon_core::manifest::folder_of(manifest);
     let name = manifest.file_name()?.to_str()?;
     // Bounded as the check's commands are: past the limit, the text is not found.
     let git = Git {

@@ -29,6 +29,25 @@ impl From<String> for Fault {
     }
 }
 
+/// A trial that failed of an error is its own failure: its words are the report.
+macro_rules! fault_from {
+    ($($error:ty),* $(,)?) => {$(
+        impl From<$error> for Fault {
+            fn from(error: $error) -> Fault {
+                Fault::from(error.to_string())
+            }
+        }
+    )*};
+}
+
+fault_from!(
+    crate::error::NoAnswer,
+    crate::error::ServerError,
+    crate::error::ToolsError,
+    crate::error::FaultsFailed,
+    holon_explore::ExploreError,
+);
+
 /// What makes several failures one: how the gateway settled the answer, and what went wrong
 /// in words that do not depend on the example (for an output that differs, its first
 /// differing path and the kind of difference there; for another answer, what it was).

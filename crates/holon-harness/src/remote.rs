@@ -14,8 +14,8 @@ use rmcp::transport::streamable_http_client::{
 };
 use rmcp::{RoleClient, ServiceExt};
 
+use crate::error::{AddressError, RemoteError, ServerError};
 use crate::provenance;
-use holon_core::gateway::Status;
 use holon_core::manifest::Manifest;
 use holon_core::manifest::identity::Identity;
 
@@ -43,7 +43,7 @@ impl Header {
     /// The header with every `${VAR}` in its value replaced by that variable's value, as
     /// `lookup` finds it; an unset (or non-UTF-8) variable is an error naming it, before any
     /// call is made.
-    pub fn expand(&self, lookup: impl Fn(&str) -> Option<String>) -> Result<Header, String> {
+    pub fn expand(&self, lookup: impl Fn(&str) -> Option<String>) -> Result<Header, AddressError> {
         let mut value = String::new();
         let mut rest = self.value.as_str();
         while let Some(start) = rest.find("${") {
@@ -51,27 +51,25 @@ impl Header {
             value.push_str(before);
             let after = after.get(2..).unwrap_or_default();
             let Some(end) = after.find('}') else {
-                return Err(format!(
-                    "`--header {}`: `${{` with no closing `}}` in the value",
-                    self.shown()
-                ));
+                return Err(AddressError::Unclosed {
+                    shown: self.shown(),
+                });
             };
             let (name, tail) = after.split_at(end);
             let Some(found) = lookup(name) else {
-                return Err(format!(
-                    "`--header {}`: the variable `{name}` is not set (the value takes `${{{name}}}` from the environment)",
-                    self.shown()
-                ));
+                return Err(AddressError::Unset {
+                    shown: self.shown(),
+                    name: name.to_string(),
+                });
             };
             value.push_str(&found);
             rest = tail.get(1..).unwrap_or_default();
         }
         value.push_str(rest);
         if value.contains(['\r', '\n']) {
-            return Err(format!(
-                "`--header {}`: the value, once its variables are read, holds a line break",
-                self.shown()
-            ));
+            return Err(AddressError::ExpandedLineBreak {
+                shown: self.shown(),
+            });
         }
         Ok(Header {
             name: self.name.clone(),
@@ -83,24 +81,16 @@ impl Header {
 /// `--header 'NAME: VALUE'` as the command line gives it: a name that is an HTTP token, a
 /// colon, and a value with no line break (its `${VAR}`s are read later, see
 /// [`Header::expand`]). The error never repeats the value.
-pub fn parse_header(text: &str) -> Result<Header, String> {
+pub fn parse_header(text: &str) -> Result<Header, AddressError> {
     let Some((name, value)) = text.split_once(':') else {
-        return Err(
-            "a header is `NAME: VALUE`, with a colon after the name (`Authorization: Bearer ${TOKEN}`)"
-                .to_string(),
-        );
+        return Err(AddressError::NoColon);
     };
     let name = name.trim();
     if name.is_empty() || reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err() {
-        return Err(format!(
-            "`{}` is not a header name (letters, digits and `-`, before the colon)",
-            name.chars().take(64).collect::<String>()
-        ));
+        return Err(AddressError::HeaderName(name.chars().take(64).collect()));
     }
     if value.contains(['\r', '\n']) {
-        return Err(format!(
-            "the value of the header `{name}` holds a line break"
-        ));
+        return Err(AddressError::LineBreak(name.to_string()));
     }
     Ok(Header {
         name: name.to_string(),
@@ -109,15 +99,16 @@ pub fn parse_header(text: &str) -> Result<Header, String> {
 }
 
 /// `--url URL` or `HOLON_SERVER_URL`: an absolute `http` or `https` URL.
-pub fn parse_url(text: &str) -> Result<String, String> {
-    let url = reqwest::Url::parse(text.trim())
-        .map_err(|e| format!("`{}` is not a URL: {e}", redact(text.trim())))?;
+pub fn parse_url(text: &str) -> Result<String, AddressError> {
+    let url = reqwest::Url::parse(text.trim()).map_err(|e| AddressError::NotAUrl {
+        shown: redact(text.trim()),
+        why: e.to_string(),
+    })?;
     match url.scheme() {
         "http" | "https" if url.host().is_some() => Ok(url.to_string()),
-        _ => Err(format!(
-            "`{}` is not an `http` or `https` URL (say `https://host/mcp`)",
-            redact(text.trim())
-        )),
+        _ => Err(AddressError::NotHttp {
+            shown: redact(text.trim()),
+        }),
     }
 }
 
@@ -158,7 +149,7 @@ impl Remote {
         url: &str,
         headers: Vec<Header>,
         ca_cert: Option<PathBuf>,
-    ) -> Result<Remote, String> {
+    ) -> Result<Remote, RemoteError> {
         let url = parse_url(url)?;
         Ok(Remote {
             url,
@@ -174,18 +165,13 @@ impl Remote {
 
     /// The HTTP client: the headers on every request (marked sensitive), the platform's roots
     /// and `--ca-cert`'s, no proxy, no redirect.
-    fn client(&self) -> Result<reqwest::Client, String> {
+    fn client(&self) -> Result<reqwest::Client, RemoteError> {
         let mut headers = reqwest::header::HeaderMap::new();
         for header in &self.headers {
             let name = reqwest::header::HeaderName::from_bytes(header.name.as_bytes())
-                .map_err(|_| format!("`{}` is not a header name", header.name))?;
-            let mut value =
-                reqwest::header::HeaderValue::from_str(&header.value).map_err(|_| {
-                    format!(
-                        "`--header {}`: the value is not a header value",
-                        header.shown()
-                    )
-                })?;
+                .map_err(|_| RemoteError::HeaderName(header.name.clone()))?;
+            let mut value = reqwest::header::HeaderValue::from_str(&header.value)
+                .map_err(|_| RemoteError::HeaderValue(header.shown()))?;
             value.set_sensitive(true);
             headers.append(name, value);
         }
@@ -199,7 +185,7 @@ impl Remote {
         &self,
         runtime: &tokio::runtime::Runtime,
         limit: Duration,
-    ) -> Result<Client, String> {
+    ) -> Result<Client, RemoteError> {
         let client = self.client()?;
         let started = Instant::now();
         let mut pause = Duration::from_millis(20);
@@ -221,15 +207,17 @@ impl Remote {
             match attempt {
                 Ok(client) => return Ok(client),
                 Err(Refused::Answered(what)) => {
-                    return Err(format!("the server at `{}` {what}", self.shown()));
+                    return Err(RemoteError::Answered {
+                        shown: self.shown(),
+                        what,
+                    });
                 }
                 Err(Refused::Unreachable(why)) if started.elapsed() + pause >= limit => {
-                    return Err(format!(
-                        "the server at `{}` could not be reached within {} s: {why}\ngateway status: {}",
-                        self.shown(),
-                        limit.as_secs_f64(),
-                        Status::RuntimeUnavailable
-                    ));
+                    return Err(RemoteError::Unreachable {
+                        shown: self.shown(),
+                        seconds: limit.as_secs_f64(),
+                        why,
+                    });
                 }
                 Err(Refused::Unreachable(_)) => {
                     // Polling with backoff: a server still starting gives no other sign.
@@ -266,19 +254,23 @@ pub(crate) fn http_client(idle: Duration) -> reqwest::ClientBuilder {
 
 /// The PEM certificates in `ca_cert`, trusted beside the platform's roots, or why there are
 /// none.
-fn roots(ca_cert: Option<&Path>) -> Result<Vec<reqwest::Certificate>, String> {
+fn roots(ca_cert: Option<&Path>) -> Result<Vec<reqwest::Certificate>, RemoteError> {
     let Some(path) = ca_cert else {
         return Ok(Vec::new());
     };
-    let pem = std::fs::read(path)
-        .map_err(|e| format!("`--ca-cert {}`: cannot read it: {e}", path.display()))?;
-    let certificates = reqwest::Certificate::from_pem_bundle(&pem)
-        .map_err(|e| format!("`--ca-cert {}`: not PEM certificates: {e}", path.display()))?;
+    let pem = std::fs::read(path).map_err(|e| RemoteError::CaCertUnreadable {
+        path: path.to_path_buf(),
+        why: e.to_string(),
+    })?;
+    let certificates =
+        reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| RemoteError::CaCertNotPem {
+            path: path.to_path_buf(),
+            why: e.to_string(),
+        })?;
     if certificates.is_empty() {
-        return Err(format!(
-            "`--ca-cert {}`: no PEM certificate in it (`-----BEGIN CERTIFICATE-----`)",
-            path.display()
-        ));
+        return Err(RemoteError::CaCertEmpty {
+            path: path.to_path_buf(),
+        });
     }
     Ok(certificates)
 }
@@ -287,7 +279,7 @@ fn roots(ca_cert: Option<&Path>) -> Result<Vec<reqwest::Certificate>, String> {
 fn with_roots(
     builder: reqwest::ClientBuilder,
     roots: &[reqwest::Certificate],
-) -> Result<reqwest::Client, String> {
+) -> Result<reqwest::Client, RemoteError> {
     crate::tls::install_provider();
     let builder = if roots.is_empty() {
         builder
@@ -296,7 +288,7 @@ fn with_roots(
     };
     builder
         .build()
-        .map_err(|e| format!("cannot build the HTTP client: {e}"))
+        .map_err(|e| RemoteError::Client(e.to_string()))
 }
 
 /// What a failed `initialize` says about the server: nothing there, or something that is not
@@ -391,7 +383,7 @@ pub fn compare(
     remote: &Remote,
     local: &Manifest,
     announced: Option<&rmcp::model::MetaObject>,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, ServerError> {
     let Some(theirs) = announced.and_then(|meta| Identity::from_meta(meta)) else {
         return Ok(Some(format!(
             "note: the server at `{}` announces no `holon/manifest` in its `initialize` result (it was not built with holon-kit): which manifest it serves could not be compared",
@@ -437,7 +429,7 @@ pub fn compare(
             "\n  (the served manifest's text is not in this repository's history, so where they differ cannot be said)",
         ),
     }
-    Err(message)
+    Err(ServerError::AnotherManifest(message))
 }
 
 #[cfg(test)]

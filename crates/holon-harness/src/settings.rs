@@ -6,9 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::explore;
-use crate::upstream::fault::{self, Only};
-use crate::upstream::{self, Mode};
+use crate::error::SettingError;
+use holon_explore as explore;
+use holon_upstream::fault::{self, Only};
+use holon_upstream::{self as upstream, Mode};
 
 /// Set by `cargo holon-test` for the test target it runs: the publish checks' warnings (and
 /// `source-commit-stale`) were printed already, so the harness does not print them twice.
@@ -38,12 +39,13 @@ pub const DEFAULT_CONCURRENCY: usize = 16;
 pub const MAX_CONCURRENCY: usize = 1024;
 
 /// `N` for `--concurrency N` or `HOLON_CONCURRENCY`: a whole number of calls, 1 to 1024.
-pub fn parse_concurrency(text: &str) -> Result<usize, String> {
+pub fn parse_concurrency(text: &str) -> Result<usize, SettingError> {
     match text.trim().parse::<usize>() {
         Ok(n) if (1..=MAX_CONCURRENCY).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "the concurrency must be a whole number of calls, at least 1 (1 means one call at a time) and at most {MAX_CONCURRENCY}, not `{text}`"
-        )),
+        _ => Err(SettingError::Concurrency {
+            text: text.to_string(),
+            max: MAX_CONCURRENCY,
+        }),
     }
 }
 
@@ -79,14 +81,14 @@ pub struct Layer {
 
 impl Layer {
     /// The environment's layer; a value that does not parse is refused, naming its variable.
-    pub fn from_env() -> Result<Layer, String> {
+    pub fn from_env() -> Result<Layer, SettingError> {
         Layer::from_vars(|name| std::env::var(name))
     }
 
     /// The layer the variables `lookup` finds give.
     fn from_vars(
         lookup: impl Fn(&str) -> Result<String, std::env::VarError>,
-    ) -> Result<Layer, String> {
+    ) -> Result<Layer, SettingError> {
         let var = |name: &str| var(name, &lookup);
         Ok(Layer {
             startup: parsed(STARTUP_VAR, var(STARTUP_VAR)?, parse_seconds)?
@@ -95,24 +97,20 @@ impl Layer {
             // Set to `1`, on; set to anything else, off.
             bless: var(BLESS_VAR)?.map(|v| v == "1"),
             concurrency: parsed(CONCURRENCY_VAR, var(CONCURRENCY_VAR)?, parse_concurrency)?,
-            explore_cases: parsed(
-                EXPLORE_CASES_VAR,
-                var(EXPLORE_CASES_VAR)?,
-                explore::parse_cases,
-            )?,
-            explore_seed: parsed(
-                EXPLORE_SEED_VAR,
-                var(EXPLORE_SEED_VAR)?,
-                explore::parse_seed,
-            )?,
+            explore_cases: parsed(EXPLORE_CASES_VAR, var(EXPLORE_CASES_VAR)?, |t| {
+                Ok(explore::parse_cases(t)?)
+            })?,
+            explore_seed: parsed(EXPLORE_SEED_VAR, var(EXPLORE_SEED_VAR)?, |t| {
+                Ok(explore::parse_seed(t)?)
+            })?,
             explore_differential: None,
-            upstream: parsed(
-                upstream::MODE_VAR,
-                var(upstream::MODE_VAR)?,
-                upstream::parse_mode,
-            )?,
+            upstream: parsed(upstream::MODE_VAR, var(upstream::MODE_VAR)?, |t| {
+                Ok(upstream::parse_mode(t)?)
+            })?,
             faults: parsed(FAULTS_VAR, var(FAULTS_VAR)?, parse_switch)?,
-            fault: parsed(fault::ONE_VAR, var(fault::ONE_VAR)?, fault::parse_only)?,
+            fault: parsed(fault::ONE_VAR, var(fault::ONE_VAR)?, |t| {
+                Ok(fault::parse_only(t)?)
+            })?,
             // Checked as a URL where the run builds its target (`lib`), naming the variable.
             server_url: var(SERVER_URL_VAR)?,
         })
@@ -167,7 +165,7 @@ pub fn resolve(
     harness: &Layer,
     path: &Path,
     replay: Option<&str>,
-) -> Result<Settings, String> {
+) -> Result<Settings, SettingError> {
     resolve_layers(command_line, &Layer::from_env()?, harness, path, replay)
 }
 
@@ -178,13 +176,13 @@ fn resolve_layers(
     harness: &Layer,
     path: &Path,
     replay: Option<&str>,
-) -> Result<Settings, String> {
+) -> Result<Settings, SettingError> {
     let given = command_line.clone().over(&env.clone().over(harness));
     let cases = given.explore_cases.unwrap_or(explore::DEFAULT_CASES);
     // The command line and the environment were checked as they were read; the builder's
     // number is checked here.
-    let cases = explore::check_cases(cases)
-        .map_err(|e| format!("`Harness::explore_cases({cases})`: {e}"))?;
+    let cases =
+        explore::check_cases(cases).map_err(|why| SettingError::HarnessCases { cases, why })?;
     let seed = match given.explore_seed {
         Some(seed) => seed,
         None => explore::manifest_seed(path)?,
@@ -240,19 +238,19 @@ pub fn shell_quote(word: &str) -> String {
 }
 
 /// `on` or `off` (`1` or `0`).
-pub fn parse_switch(text: &str) -> Result<bool, String> {
+pub fn parse_switch(text: &str) -> Result<bool, SettingError> {
     match text.trim() {
         "on" | "1" => Ok(true),
         "off" | "0" => Ok(false),
-        other => Err(format!("is `on` or `off` (`1` or `0`), not `{other}`")),
+        other => Err(SettingError::Switch(other.to_string())),
     }
 }
 
 /// Seconds above 0, fractions allowed.
-pub fn parse_seconds(text: &str) -> Result<f64, String> {
+pub fn parse_seconds(text: &str) -> Result<f64, SettingError> {
     match text.trim().parse::<f64>() {
         Ok(s) if s > 0.0 && s.is_finite() => Ok(s),
-        _ => Err(format!("must be a number of seconds above 0, not `{text}`")),
+        _ => Err(SettingError::Seconds(text.to_string())),
     }
 }
 
@@ -260,12 +258,14 @@ pub fn parse_seconds(text: &str) -> Result<f64, String> {
 fn var(
     name: &str,
     lookup: impl Fn(&str) -> Result<String, std::env::VarError>,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, SettingError> {
     match lookup(name) {
         Ok(text) if text.trim().is_empty() => Ok(None),
         Ok(text) => Ok(Some(text)),
         Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => Err(format!("`{name}` is not UTF-8")),
+        Err(std::env::VarError::NotUnicode(_)) => Err(SettingError::NotUnicode {
+            name: name.to_string(),
+        }),
     }
 }
 
@@ -273,13 +273,17 @@ fn var(
 fn parsed<T>(
     name: &str,
     text: Option<String>,
-    parse: impl Fn(&str) -> Result<T, String>,
-) -> Result<Option<T>, String> {
+    parse: impl Fn(&str) -> Result<T, SettingError>,
+) -> Result<Option<T>, SettingError> {
     match text {
         None => Ok(None),
         Some(text) => parse(text.trim())
             .map(Some)
-            .map_err(|e| format!("`{name}={text}`: {e}")),
+            .map_err(|why| SettingError::Variable {
+                name: name.to_string(),
+                text,
+                why: Box::new(why),
+            }),
     }
 }
 
@@ -289,17 +293,17 @@ mod tests {
 
     #[test]
     fn concurrency_is_a_whole_number_of_calls() {
-        assert_eq!(parse_concurrency("16"), Ok(16));
-        assert_eq!(parse_concurrency(" 1 "), Ok(1));
-        assert_eq!(parse_concurrency("1024"), Ok(1024));
+        assert_eq!(parse_concurrency("16").ok(), Some(16));
+        assert_eq!(parse_concurrency(" 1 ").ok(), Some(1));
+        assert_eq!(parse_concurrency("1024").ok(), Some(1024));
         for bad in ["0", "-1", "2.5", "", "many", "1025", "99999999999999999999"] {
-            let e = parse_concurrency(bad).unwrap_err();
+            let e = parse_concurrency(bad).unwrap_err().to_string();
             assert!(e.contains("at least 1"), "{bad}: {e}");
         }
     }
 
     /// The layer these variables give.
-    fn env(vars: &[(&str, &str)]) -> Result<Layer, String> {
+    fn env(vars: &[(&str, &str)]) -> Result<Layer, SettingError> {
         let vars: Vec<(String, String)> = (vars.iter())
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
@@ -389,7 +393,7 @@ mod tests {
             (FAULTS_VAR, "no"),
             (fault::ONE_VAR, "1:teapot"),
         ] {
-            let e = env(&[(name, bad)]).expect_err(bad);
+            let e = env(&[(name, bad)]).expect_err(bad).to_string();
             assert!(e.starts_with(&format!("`{name}={bad}`")), "{e}");
         }
     }
@@ -397,11 +401,15 @@ mod tests {
     #[test]
     fn explore_cases_have_a_maximum_in_every_layer() {
         let max = explore::MAX_CASES;
-        assert_eq!(explore::parse_cases(&max.to_string()), Ok(max));
+        assert_eq!(explore::parse_cases(&max.to_string()).ok(), Some(max));
         for past in [max + 1, 4_000_000_000] {
-            let e = explore::parse_cases(&past.to_string()).unwrap_err();
+            let e = explore::parse_cases(&past.to_string())
+                .unwrap_err()
+                .to_string();
             assert!(e.ends_with(&format!("to {max}")), "{e}");
-            let named = env(&[(EXPLORE_CASES_VAR, &past.to_string())]).unwrap_err();
+            let named = env(&[(EXPLORE_CASES_VAR, &past.to_string())])
+                .unwrap_err()
+                .to_string();
             assert!(
                 named.starts_with(&format!("`{EXPLORE_CASES_VAR}={past}`: ")),
                 "{named}"
@@ -417,7 +425,9 @@ mod tests {
         let none = Layer::default();
         let at = resolve_layers(&none, &none, &harness(max), path, None).expect("the edge");
         assert_eq!(at.explore.cases, max);
-        let past = resolve_layers(&none, &none, &harness(max + 1), path, None).unwrap_err();
+        let past = resolve_layers(&none, &none, &harness(max + 1), path, None)
+            .unwrap_err()
+            .to_string();
         assert!(
             past.starts_with(&format!("`Harness::explore_cases({})`: ", max + 1)),
             "{past}"
@@ -443,7 +453,7 @@ mod tests {
 
     #[test]
     fn seconds_are_positive_numbers() {
-        assert_eq!(parse_seconds("0.5"), Ok(0.5));
+        assert_eq!(parse_seconds("0.5").ok(), Some(0.5));
         for bad in ["0", "-1", "soon", "", "inf", "NaN"] {
             assert!(parse_seconds(bad).is_err(), "{bad}");
         }

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::error::{RunError, ServerError, SetupError};
 use crate::exit;
 use crate::process::{ServerProcess, ServerSpec};
 use crate::remote::Remote;
@@ -64,24 +65,19 @@ pub fn run(
     };
     match ran {
         Ok(()) => exit::OK,
-        Err(e) => {
-            eprintln!("error: {e}");
-            exit::REFUSED
-        }
+        Err(e) => RunError::from(e).report(false),
     }
 }
 
 /// The setup script: the keeper started and ready, its address written for the trials.
-fn script() -> Result<(), String> {
-    let env_file = std::env::var_os("NEXTEST_ENV").ok_or_else(|| {
-        format!(
-            "`{SETUP_VAR}=1` is for nextest's setup script, which sets `NEXTEST_ENV`; it is not set"
-        )
+fn script() -> Result<(), SetupError> {
+    let env_file =
+        std::env::var_os("NEXTEST_ENV").ok_or(SetupError::NoEnvFile { var: SETUP_VAR })?;
+    let nextest = crate::supervise::ancestor_named(NEXTEST).ok_or(SetupError::NoNextest {
+        var: SETUP_VAR,
+        nextest: NEXTEST,
     })?;
-    let nextest = crate::supervise::ancestor_named(NEXTEST).ok_or_else(|| {
-        format!("`{SETUP_VAR}=1`: no `{NEXTEST}` process above this one, so the server could not be tied to the run")
-    })?;
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the test binary: {e}"))?;
+    let exe = std::env::current_exe().map_err(|e| SetupError::Exe(e.to_string()))?;
     let mut command = Command::new(exe);
     command
         .env(KEEPER_VAR, nextest.to_string())
@@ -92,7 +88,7 @@ fn script() -> Result<(), String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let mut keeper = crate::supervise::spawn_detached(&mut command)
-        .map_err(|e| format!("cannot start the server's keeper: {e}"))?;
+        .map_err(|e| SetupError::Keeper(e.to_string()))?;
     let mut line = String::new();
     if let Some(out) = keeper.stdout.take() {
         let _ = BufReader::new(out).read_line(&mut line);
@@ -100,16 +96,15 @@ fn script() -> Result<(), String> {
     let Some(url) = line.trim().strip_prefix(READY) else {
         let _ = keeper.wait();
         return Err(match line.trim() {
-            "" => "the server's keeper ended before the server answered".to_string(),
-            said => said.to_string(),
+            "" => SetupError::KeeperEnded,
+            said => SetupError::KeeperSaid(said.to_string()),
         });
     };
     let mut file = std::fs::OpenOptions::new()
         .append(true)
         .open(&env_file)
-        .map_err(|e| format!("cannot write `$NEXTEST_ENV`: {e}"))?;
-    writeln!(file, "{SERVER_URL_VAR}={url}")
-        .map_err(|e| format!("cannot write `$NEXTEST_ENV`: {e}"))?;
+        .map_err(|e| SetupError::EnvFile(e.to_string()))?;
+    writeln!(file, "{SERVER_URL_VAR}={url}").map_err(|e| SetupError::EnvFile(e.to_string()))?;
     eprintln!(
         "holon: one server for this run at {url} (keeper pid {}), stopped when nextest (pid {nextest}) exits",
         keeper.id()
@@ -125,22 +120,23 @@ fn keep(
     env: &[(String, String)],
     startup: Duration,
     nextest: i32,
-) -> Result<(), String> {
+) -> Result<(), SetupError> {
     let said = |line: &str| {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{line}").and_then(|()| out.flush());
     };
     // Watched first: a run the keeper cannot outlast starts no server.
     let watch = crate::supervise::watch_exit(nextest).map_err(|e| {
-        let why = format!("cannot watch nextest (pid {nextest}): {e}");
-        said(&why);
+        let why = SetupError::Watch {
+            pid: nextest,
+            why: e.to_string(),
+        };
+        said(&why.to_string());
         why
     })?;
-    let runtime = crate::flight::current_thread()?;
-    let dir = match manifest.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
+    let runtime =
+        crate::flight::current_thread().map_err(|e| ServerError::Runtime(e.to_string()))?;
+    let dir = holon_core::manifest::folder_of(manifest);
     let started = ServerProcess::start(spec, &dir, env, startup, |port| {
         let url = format!("http://127.0.0.1:{port}/mcp");
         Remote::new(&url, Vec::new(), None)
@@ -150,12 +146,15 @@ fn keep(
     let server = match started {
         Ok(server) => server,
         Err(e) => {
-            said(&format!("the server did not start: {}", e.message));
-            return Err(e.message);
+            said(&format!("the server did not start: {e}"));
+            return Err(SetupError::Start(e));
         }
     };
     said(&format!("{READY}http://127.0.0.1:{}/mcp", server.port));
     let waited = watch.wait();
     server.stop();
-    waited.map_err(|e| format!("cannot watch nextest (pid {nextest}): {e}"))
+    waited.map_err(|e| SetupError::Watch {
+        pid: nextest,
+        why: e.to_string(),
+    })
 }

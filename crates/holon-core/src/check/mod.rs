@@ -20,11 +20,12 @@ mod examples;
 mod file;
 mod lints;
 pub mod render;
+mod report;
 pub mod schema;
 mod shape;
 mod structure;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 pub use diagnostic::{Diagnostic, Severity};
@@ -34,106 +35,13 @@ pub use shape::json_schema;
 pub use structure::{suggest, valid_name};
 
 use crate::gateway::Gateway;
-use crate::manifest::identity::Identity;
 use crate::manifest::yaml::{self, Kind, Loc, Node};
 use crate::manifest::{ErrorDecl, Interface, Manifest};
 pub use collect::Diagnostics;
+pub use report::{Report, into_manifest};
 
 /// Largest manifest file read at all.
 pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
-
-/// The outcome of checking one manifest.
-#[derive(Debug)]
-pub struct Report {
-    /// The file checked.
-    pub path: PathBuf,
-    /// Its text (empty when it could not be read as text).
-    pub source: String,
-    /// Every problem found, errors and warnings, in file order; past a check's first 1,000
-    /// problems, one diagnostic of that check counts the rest.
-    pub diagnostics: Vec<Diagnostic>,
-    manifest: Option<Box<Manifest>>,
-    /// The tree the checks read, while `manifest` is there: [`into_manifest`] computes the
-    /// manifest's identity from it (only what takes the manifest pays for that).
-    root: Option<Box<Node>>,
-    /// Problems found but not in `diagnostics` (errors, warnings), beyond the one diagnostic
-    /// that counts them.
-    unlisted: [usize; 2],
-}
-
-impl Report {
-    /// True when no diagnostic is an error.
-    pub fn accepted(&self) -> bool {
-        self.errors() == 0
-    }
-
-    /// Number of errors found, listed or not.
-    pub fn errors(&self) -> usize {
-        self.count(Severity::Error, self.unlisted[0])
-    }
-
-    /// Number of warnings found, listed or not.
-    pub fn warnings(&self) -> usize {
-        self.count(Severity::Warning, self.unlisted[1])
-    }
-
-    fn count(&self, severity: Severity, unlisted: usize) -> usize {
-        let listed = self.diagnostics.iter().filter(|d| d.severity == severity);
-        listed.count() + unlisted
-    }
-
-    /// Moves the diagnostics `take` picks out of this report, into a report of the same file
-    /// (which refuses nothing it did not refuse here, and carries no manifest).
-    pub fn split_off(&mut self, take: impl Fn(&Diagnostic) -> bool) -> Report {
-        let (taken, kept) = std::mem::take(&mut self.diagnostics)
-            .into_iter()
-            .partition(|d| take(d));
-        self.diagnostics = kept;
-        Report {
-            path: self.path.clone(),
-            source: self.source.clone(),
-            diagnostics: taken,
-            // What went unlisted stays counted here: it was not looked at.
-            unlisted: [0, 0],
-            manifest: None,
-            root: None,
-        }
-    }
-}
-
-/// The checked manifest a report accepted, or the report that refused it: the one way to a
-/// `Manifest`. (A free function, not a method of `Report`, which holon-kit re-exports: the
-/// manifest model is the workspace's own.)
-pub fn into_manifest(report: Report) -> Result<Manifest, Report> {
-    match report.manifest {
-        Some(mut m) => {
-            let document = report.root.map(|root| root.to_json());
-            m.identity = document.as_ref().and_then(Identity::of_document);
-            Ok(*m)
-        }
-        None => Err(report),
-    }
-}
-
-impl Report {
-    /// A refusal of a file that could not be read at all (`file-unreadable`), e.g. a path that
-    /// names no manifest.
-    pub(crate) fn unreadable(path: &Path, message: impl Into<String>) -> Report {
-        Report::refused(path, "file-unreadable", Loc::default(), message)
-    }
-
-    /// A refusal of the whole file by one check, at `loc`.
-    fn refused(path: &Path, check: &'static str, loc: Loc, message: impl Into<String>) -> Report {
-        Report {
-            path: path.to_path_buf(),
-            source: String::new(),
-            diagnostics: vec![Diagnostic::error(check, "", loc, message)],
-            manifest: None,
-            root: None,
-            unlisted: [0, 0],
-        }
-    }
-}
 
 /// One problem of another file the kit reads beside the manifest (`holon-test.toml`, a
 /// recording), located in that file.
@@ -224,10 +132,7 @@ pub fn check_file(path: &Path) -> Report {
     };
     match String::from_utf8(bytes) {
         Ok(text) => {
-            let dir = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
+            let dir = crate::manifest::folder_of(path);
             check_source(&text, path, Some(&dir.join("files")))
         }
         Err(e) => {
@@ -262,10 +167,7 @@ pub fn check_str(text: &str, path: &Path) -> Report {
 /// Checks text as if it were the file at `path`, file handles looked up in `files/` beside it:
 /// `--bless` checks a rewrite this way before it writes it.
 pub fn check_as_file(text: &str, path: &Path) -> Report {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+    let dir = crate::manifest::folder_of(path);
     check_source(text, path, Some(&dir.join("files")))
 }
 

@@ -148,3 +148,51 @@ impl From<Result<Value, Ended>> for Answer {
         }
     }
 }
+
+/// Which pass a call went through: the agent function in-process, or its MCP server. The one
+/// name for it every part of a run uses: the trials' names, `--bless`, explore, the upstreams'
+/// proxies and the fault trials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Pass {
+    /// The agent function, called in the harness's own process.
+    Function,
+    /// The agent's MCP server, a process of its own (or one already running).
+    Mcp,
+}
+
+impl Pass {
+    /// Both passes, in the order a run makes them.
+    pub const ALL: [Pass; 2] = [Pass::Function, Pass::Mcp];
+
+    /// The pass as its trials' names say it: `function`, `mcp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::Function => "function",
+            Pass::Mcp => "mcp",
+        }
+    }
+
+    /// What answers on this pass, in words: `the agent function`, `the server`.
+    pub fn who(self) -> &'static str {
+        match self {
+            Pass::Function => "the agent function",
+            Pass::Mcp => "the server",
+        }
+    }
+}
+
+/// Why a call's answer is not judged: its upstream requests went wrong on the harness's side,
+/// so what came back says nothing of the agent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Trouble {
+    /// A request had no recording (replay): the report, and the command that refreshes.
+    #[error("{0}")]
+    Unrecorded(String),
+    /// The real service failed while recording: why.
+    #[error("{0}")]
+    Upstream(String),
+}
+
+/// What a call came back with, its upstreams considered: the answer to judge, or why there is
+/// none to judge.
+pub type Reply = Result<Answer, Trouble>;

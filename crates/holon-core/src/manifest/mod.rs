@@ -6,4 +6,5 @@ pub mod yaml;
 
 pub use model::{
     ChargeOn, ErrorDecl, Example, Expect, Interface, Limits, Manifest, Pricing, Runtime, Source,
+    folder_of,
 };

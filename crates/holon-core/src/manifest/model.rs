@@ -165,9 +165,14 @@ impl Manifest {
 
     /// The folder the manifest is in (where `files/` lives).
     pub fn dir(&self) -> PathBuf {
-        match self.path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => PathBuf::from("."),
-        }
+        folder_of(&self.path)
+    }
+}
+
+/// The folder a manifest at `path` is in: its parent, or `.` for a bare file name.
+pub fn folder_of(path: &std::path::Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
     }
 }

@@ -1,0 +1,289 @@
+//! After the run: the differences the passes saw decided on (an example is rewritten only when
+//! every pass that ran it saw the same answer a caller could get), written, and said.
+
+use std::path::Path;
+
+use crate::collect::{Collector, Seen};
+use crate::write::{Change, Fate, bless_file};
+use holon_core::json::equal as json_eq;
+use holon_core::manifest::{Expect, Manifest};
+
+/// How a blessing run ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every failed trial was a difference now written in the manifest: the run passes.
+    Blessed,
+    /// A failed trial is not accounted for by what was written: the run fails.
+    Left,
+}
+
+/// After the run: writes every blessable difference into the manifest at `path`, prints what
+/// was written and what was left, and says whether every one of the `failed` trials was a
+/// difference now written.
+pub fn finish(path: &Path, manifest: &Manifest, seen: &Collector, failed: u64) -> Outcome {
+    let Decided {
+        changes,
+        accounts,
+        mut left,
+    } = decide(manifest, &seen.take());
+    let blessed_trials = if changes.is_empty() {
+        0
+    } else {
+        write_changes(path, &changes, &accounts, &mut left)
+    };
+    if !left.is_empty() {
+        eprintln!(
+            "\nbless: left as {} (a crash, a timeout, an answer the gateway refuses, an undeclared code or a transient failure is never an example):",
+            if left.len() == 1 { "it is" } else { "they are" }
+        );
+        for (name, why) in &left {
+            eprintln!("  `{name}`: {why}");
+        }
+    }
+    if blessed_trials == failed {
+        Outcome::Blessed
+    } else {
+        Outcome::Left
+    }
+}
+
+/// What the passes' answers allow: the changes to write, and the examples left with why.
+struct Decided {
+    changes: Vec<Change>,
+    /// Failed trials each change accounts for.
+    accounts: Vec<u64>,
+    left: Vec<(String, String)>,
+}
+
+fn decide(manifest: &Manifest, seen: &[Seen]) -> Decided {
+    let mut decided = Decided {
+        changes: Vec::new(),
+        accounts: Vec::new(),
+        left: Vec::new(),
+    };
+    for example in &manifest.examples {
+        let mine: Vec<&Seen> = seen.iter().filter(|s| s.example == example.name).collect();
+        let failing = mine
+            .iter()
+            .filter(|s| !matches!(&s.answer, Ok(a) if same(&example.expect, a)))
+            .count();
+        if failing == 0 {
+            continue;
+        }
+        let refused: Vec<String> = mine
+            .iter()
+            .filter_map(|s| {
+                s.answer
+                    .as_ref()
+                    .err()
+                    .map(|why| format!("{}: {why}", s.pass.name()))
+            })
+            .collect();
+        if !refused.is_empty() {
+            decided
+                .left
+                .push((example.name.clone(), refused.join("; ")));
+            continue;
+        }
+        let answers: Vec<(&Seen, &Expect)> = mine
+            .iter()
+            .filter_map(|s| s.answer.as_ref().ok().map(|a| (*s, a)))
+            .collect();
+        // A failing trial saw an answer (none refused): there is at least one.
+        let Some(&(first_seen, first)) = answers.first() else {
+            continue;
+        };
+        if let Some((other, a)) = answers.iter().find(|(_, a)| !same(a, first)) {
+            decided.left.push((
+                example.name.clone(),
+                format!(
+                    "the passes disagree: {} says {}, {} says {}",
+                    first_seen.pass.name(),
+                    show(first),
+                    other.pass.name(),
+                    show(a)
+                ),
+            ));
+            continue;
+        }
+        decided.changes.push(Change {
+            example: example.name.clone(),
+            old: example.expect.clone(),
+            new: first.clone(),
+        });
+        decided.accounts.push(failing as u64);
+    }
+    decided
+}
+
+/// Writes the changes and says which were written; returns the failed trials they account
+/// for. An example that moved in the file during the run is added to `left`.
+fn write_changes(
+    path: &Path,
+    changes: &[Change],
+    accounts: &[u64],
+    left: &mut Vec<(String, String)>,
+) -> u64 {
+    let shown = path.display();
+    let fates = match bless_file(path, changes) {
+        Ok(fates) => fates,
+        Err(why) => {
+            eprintln!("\nbless: `{shown}` was not rewritten: {why}");
+            return 0;
+        }
+    };
+    let mut blessed_trials = 0;
+    let mut lines = Vec::new();
+    for ((change, fate), trials) in changes.iter().zip(fates).zip(accounts) {
+        match fate {
+            Fate::Written | Fate::AlreadySaid => {
+                blessed_trials += trials;
+                let note = if fate == Fate::AlreadySaid {
+                    "  (already written by another run)"
+                } else {
+                    ""
+                };
+                lines.push(format!(
+                    "  `{}`: {}  =>  {}{note}",
+                    change.example,
+                    show(&change.old),
+                    show(&change.new)
+                ));
+            }
+            Fate::Moved => left.push((
+                change.example.clone(),
+                "the example changed in the file during the run; run again".into(),
+            )),
+        }
+    }
+    if !lines.is_empty() {
+        eprintln!(
+            "\nbless: `{shown}`: {} example{} now say{} what the agent does",
+            lines.len(),
+            if lines.len() == 1 { "" } else { "s" },
+            if lines.len() == 1 { "s" } else { "" }
+        );
+        for line in lines {
+            eprintln!("{line}");
+        }
+    }
+    blessed_trials
+}
+
+/// Whether two answers say the same (numbers by value).
+fn same(a: &Expect, b: &Expect) -> bool {
+    match (a, b) {
+        (Expect::Output(a), Expect::Output(b)) => json_eq(a, b),
+        (Expect::Error(a), Expect::Error(b)) => a == b,
+        _ => false,
+    }
+}
+
+fn show(answer: &Expect) -> String {
+    match answer {
+        Expect::Output(v) => format!("output: {v}"),
+        Expect::Error(c) => format!("error: {c}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use holon_core::gateway::Pass;
+    use serde_json::{Value, json};
+
+    fn copy() -> (tempfile::TempDir, std::path::PathBuf, Manifest) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("holon.yaml");
+        let fixture =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/word-stats/holon.yaml");
+        std::fs::copy(fixture, &path).unwrap();
+        let manifest =
+            holon_core::check::into_manifest(holon_core::check::check_file(&path)).unwrap();
+        (dir, path, manifest)
+    }
+
+    fn drifted(manifest: &Manifest, words: u64) -> (String, Expect) {
+        let example = &manifest.examples[0];
+        let Expect::Output(old) = &example.expect else {
+            panic!("the first example of word-stats is a success")
+        };
+        let mut new: Value = old.clone();
+        new["words"] = json!(words);
+        (example.name.clone(), Expect::Output(new))
+    }
+
+    fn seen(collector: &Collector, pass: Pass, example: &str, answer: Result<Expect, String>) {
+        collector.push(Seen {
+            pass,
+            example: example.to_string(),
+            answer,
+        });
+    }
+
+    fn words_before(manifest: &Manifest) -> Value {
+        match &manifest.examples[0].expect {
+            Expect::Output(o) => o["words"].clone(),
+            Expect::Error(_) => Value::Null,
+        }
+    }
+
+    /// The first example's `words` in the file after a run.
+    fn words_after(path: &Path) -> Value {
+        let after = holon_core::check::into_manifest(holon_core::check::check_file(path)).unwrap();
+        match &after.examples[0].expect {
+            Expect::Output(o) => o["words"].clone(),
+            Expect::Error(_) => Value::Null,
+        }
+    }
+
+    /// Each pass's `words` for the first example (or why it has no answer), then `finish`
+    /// with `failed` failed trials: the exit code, and the example's `words` before and after.
+    fn scenario(seen_by: &[(Pass, Result<u64, &str>)], failed: u64) -> (Outcome, Value, Value) {
+        let (_dir, path, manifest) = copy();
+        let collector = Collector::default();
+        for (pass, words) in seen_by {
+            let (name, answer) = drifted(&manifest, words.unwrap_or_default());
+            match words {
+                Ok(_) => seen(&collector, *pass, &name, Ok(answer)),
+                Err(why) => collector.unanswered(*pass, &name, why),
+            }
+        }
+        let code = finish(&path, &manifest, &collector, failed);
+        (code, words_before(&manifest), words_after(&path))
+    }
+
+    #[test]
+    fn passes_that_agree_are_blessed_and_the_run_passes() {
+        let (code, _, after) = scenario(&[(Pass::Function, Ok(12)), (Pass::Mcp, Ok(12))], 2);
+        assert_eq!((code, after), (Outcome::Blessed, json!(12)));
+    }
+
+    #[test]
+    fn passes_that_disagree_are_never_blessed() {
+        let (code, before, after) = scenario(&[(Pass::Function, Ok(12)), (Pass::Mcp, Ok(13))], 2);
+        assert_eq!((code, after), (Outcome::Left, before));
+    }
+
+    #[test]
+    fn a_pass_that_got_no_answer_blocks_the_blessing() {
+        let (code, before, after) = scenario(
+            &[
+                (Pass::Function, Ok(12)),
+                (
+                    Pass::Mcp,
+                    Err("the server exited (signal 9) before it answered"),
+                ),
+            ],
+            2,
+        );
+        assert_eq!((code, after), (Outcome::Left, before));
+    }
+
+    #[test]
+    fn a_failure_bless_does_not_explain_keeps_the_run_failed() {
+        // A third trial (`mcp::tools/list`) failed too: the drift is written, the run fails.
+        let (code, _, after) = scenario(&[(Pass::Function, Ok(12)), (Pass::Mcp, Ok(12))], 3);
+        assert_eq!((code, after), (Outcome::Left, json!(12)));
+    }
+}

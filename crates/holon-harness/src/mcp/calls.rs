@@ -1,0 +1,506 @@
+//! The MCP pass's calls: `tools/list` and every selected example's `tools/call`, sent ahead of
+//! the trials, up to N in flight at once, each answer put in its trial's slot; a call that got
+//! no answer in time (or no connection) among others tried again alone; and explore's and the
+//! fault trials' calls through the same client.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::service::ServiceError;
+use serde_json::Value;
+
+use super::server::{Server, exited, exited_message};
+use super::words::{http_status, service_error};
+use crate::error::{NoAnswer, ToolsError};
+use crate::flight::{Crowded, Retries, Slots};
+use holon_core::gateway::{Answer, Pass, Reply};
+use holon_core::manifest::Manifest;
+use holon_upstream::fault::{Faulted, Plant};
+use holon_upstream::{Scope, Upstreams};
+
+/// Extra time given to a call past `timeout_s`, so the server's own `timeout` answer arrives
+/// before the harness gives up on it: on loopback it takes milliseconds. (It was 2 s; every
+/// second of it is paid twice by a server that hangs, in the crowd and alone.)
+const CALL_GRACE: Duration = Duration::from_secs(1);
+
+/// The calls of one run's MCP pass, and what they learned of the server.
+pub(crate) struct Calls {
+    manifest: Arc<Manifest>,
+    server: Arc<Server>,
+    concurrency: usize,
+    /// The examples whose trials run, in trial order: the calls the flight makes.
+    selected: OnceLock<Vec<usize>>,
+    /// Whether the `tools/list` trial runs.
+    list_tools: OnceLock<bool>,
+    tools: Slots<Result<Vec<Tool>, ToolsError>>,
+    flight: OnceLock<()>,
+    answers: Slots<Result<Answer, NoAnswer>>,
+    retries: Retries,
+    /// Held by a call tried again alone: the retries of the examples and explore's go one at
+    /// a time.
+    retrying: tokio::sync::Mutex<()>,
+    /// A call tried alone got no answer in time: the server does not answer.
+    silent: AtomicBool,
+    /// The server answered a `tools/call` (in time, with anything).
+    answered: AtomicBool,
+    /// The upstreams the server is pointed at: none for a server already running.
+    upstreams: Option<Arc<Upstreams>>,
+    /// The first failure of a real upstream each example's call saw (live), for `--bless`.
+    upstream_failures: Mutex<HashMap<usize, String>>,
+}
+
+impl Calls {
+    /// The calls of a pass on `server`, `concurrency` at a time, each entered on `upstreams`.
+    pub(crate) fn new(
+        manifest: Arc<Manifest>,
+        server: Arc<Server>,
+        concurrency: usize,
+        upstreams: Option<Arc<Upstreams>>,
+    ) -> Calls {
+        let examples = manifest.examples.len();
+        Calls {
+            manifest,
+            server,
+            concurrency,
+            selected: OnceLock::new(),
+            list_tools: OnceLock::new(),
+            tools: Slots::new(1),
+            flight: OnceLock::new(),
+            answers: Slots::new(examples),
+            retries: Retries::default(),
+            retrying: tokio::sync::Mutex::new(()),
+            silent: AtomicBool::new(false),
+            answered: AtomicBool::new(false),
+            upstreams,
+            upstream_failures: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// What the trials that will run need (libtest's filters applied): `tools/list` or not,
+    /// and the examples' calls, in trial order. By default, everything.
+    pub(crate) fn select(&self, list_tools: bool, examples: Vec<usize>) {
+        let _ = self.list_tools.set(list_tools);
+        let _ = self.selected.set(examples);
+    }
+
+    /// The note on calls retried alone, for the end of the run.
+    pub(crate) fn retry_note(&self) -> Option<String> {
+        self.retries.note(Pass::Mcp.who(), self.concurrency)
+    }
+
+    /// Whether a call tried alone got no answer in time, while none of the run's calls did.
+    pub(crate) fn silent(&self) -> bool {
+        self.silent.load(Ordering::SeqCst) && !self.answered.load(Ordering::SeqCst)
+    }
+
+    /// Whether a call tried alone got no answer in time.
+    pub(crate) fn hung(&self) -> bool {
+        self.silent.load(Ordering::SeqCst)
+    }
+
+    /// What the server listed, once the flight listed it alone, before the calls.
+    pub(crate) fn tools(self: &Arc<Self>) -> Result<Vec<Tool>, ToolsError> {
+        self.server.live()?;
+        self.flight.get_or_init(|| self.launch());
+        self.tools.take(0).unwrap_or(Err(ToolsError::NotSent))
+    }
+
+    /// Example `index`'s answer, its call made with the others when the first trial asked for
+    /// the server; with the first failure of a real upstream the call saw.
+    pub(crate) fn answer_of(
+        self: &Arc<Self>,
+        index: usize,
+    ) -> Result<(Answer, Option<String>), NoAnswer> {
+        self.server.live()?;
+        if self
+            .selected
+            .get()
+            .is_some_and(|selected| !selected.contains(&index))
+        {
+            return Err(NoAnswer::FilteredOut);
+        }
+        self.flight.get_or_init(|| self.launch());
+        let got = self.answers.take(index).unwrap_or(Err(NoAnswer::NotMade))?;
+        let failure = (self.upstream_failures.lock().ok()).and_then(|mut f| f.remove(&index));
+        Ok((got, failure))
+    }
+
+    /// One input through `tools/call` on the shared server, outside the example trials
+    /// (explore's cases): what came back (unreachable when the server is gone, or never
+    /// started).
+    pub(crate) fn one(&self, input: &Value) -> Reply {
+        let live = match self.server.live() {
+            Ok(live) => live,
+            Err(why) => return Ok(Answer::Unreachable(why.to_string())),
+        };
+        live.runtime.block_on(async {
+            let entered = match &self.upstreams {
+                Some(u) => Some(u.enter(Pass::Mcp, Scope::Explore).await),
+                None => None,
+            };
+            let answer = self.send(input).await.0;
+            match &entered {
+                Some(entered) => entered.reply(answer),
+                None => Ok(answer),
+            }
+        })
+    }
+
+    /// Example `scope`'s input through the server with `plant` failing one of its upstream
+    /// requests: a fault trial's call.
+    pub(crate) fn faulted(&self, input: &Value, scope: Scope, plant: Plant) -> Faulted {
+        let unplayed = |answer| Faulted {
+            answer,
+            played: false,
+            misses: Vec::new(),
+        };
+        let live = match self.server.live() {
+            Ok(live) => live,
+            Err(why) => return unplayed(Answer::Unreachable(why.to_string())),
+        };
+        let Some(upstreams) = &self.upstreams else {
+            return unplayed(Answer::Unreachable("no upstream is declared".into()));
+        };
+        live.runtime.block_on(async {
+            let entered = upstreams.enter_with(Pass::Mcp, scope, Some(plant)).await;
+            let answer = self.send(input).await.0;
+            entered.faulted(answer)
+        })
+    }
+
+    /// Several inputs through `tools/call` at once, in flight together: the answers in the
+    /// inputs' order. A call that gets no answer in time, or cannot connect, among others is
+    /// tried again alone, as in the examples' flight.
+    pub(crate) fn all(self: &Arc<Self>, inputs: &[Value]) -> Vec<Reply> {
+        let live = match self.server.live() {
+            Ok(live) => live,
+            Err(e) => {
+                return inputs
+                    .iter()
+                    .map(|_| Ok(Answer::Unreachable(e.to_string())))
+                    .collect();
+            }
+        };
+        live.runtime.block_on(async {
+            // The batch is one turn on the upstreams: in record mode its requests are explore's.
+            let entered = match &self.upstreams {
+                Some(u) => Some(u.enter(Pass::Mcp, Scope::Explore).await),
+                None => None,
+            };
+            let answers = self.together(inputs).await;
+            (answers.into_iter())
+                .map(|a| match &entered {
+                    Some(entered) => entered.reply(a),
+                    None => Ok(a),
+                })
+                .collect()
+        })
+    }
+
+    async fn together(self: &Arc<Self>, inputs: &[Value]) -> Vec<Answer> {
+        let mut calls = tokio::task::JoinSet::new();
+        for (i, input) in inputs.iter().cloned().enumerate() {
+            let me = self.clone();
+            calls.spawn(async move { (i, me.send(&input).await) });
+        }
+        let mut answers: Vec<Option<Answer>> = vec![None; inputs.len()];
+        let mut again = Vec::new();
+        while let Some(joined) = calls.join_next().await {
+            match joined {
+                Ok((i, (_, Some(why)))) if inputs.len() > 1 => again.push((i, why)),
+                Ok((i, (answer, _))) => {
+                    if let Some(slot) = answers.get_mut(i) {
+                        *slot = Some(answer);
+                    }
+                }
+                Err(e) => {
+                    let why = format!("the call's task failed: {e}");
+                    return inputs
+                        .iter()
+                        .map(|_| Answer::Unreachable(why.clone()))
+                        .collect();
+                }
+            }
+        }
+        again.sort_unstable_by_key(|(i, _)| *i);
+        for (i, why) in again {
+            let (Some(input), Some(slot)) = (inputs.get(i), answers.get_mut(i)) else {
+                continue;
+            };
+            let attempt = async {
+                let (answer, failed) = self.send(input).await;
+                (Ok(answer), failed)
+            };
+            *slot = Some(match self.again(why, attempt).await {
+                Ok(answer) => answer,
+                Err(why) => Answer::Unreachable(why.to_string()),
+            });
+        }
+        answers
+            .into_iter()
+            .map(|a| a.unwrap_or_else(|| Answer::Unreachable("the call gave no answer".into())))
+            .collect()
+    }
+
+    /// The flight runs on a thread of its own, which drives the client's runtime while the
+    /// trials wait for their answers.
+    fn launch(self: &Arc<Self>) {
+        let me = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("holon-mcp-flight".into())
+            .spawn(move || {
+                // A panic here (a bug of the harness or the MCP client) must not leave the
+                // trials waiting for answers: it is on stderr, and each trial fails.
+                let _tools = me.tools.on_panic(|_| Err(ToolsError::NotSent));
+                let _answers = me.answers.on_panic(|_| Err(NoAnswer::Panicked));
+                if let Ok(live) = me.server.live() {
+                    live.runtime.block_on(me.clone().fly());
+                }
+                me.tools.close(|_| Err(ToolsError::NotSent));
+                me.answers.close(|_| Err(NoAnswer::RunEnded));
+            });
+        if let Err(e) = spawned {
+            let why = NoAnswer::Thread(e.to_string());
+            self.tools.close(|_| Err(ToolsError::NotSent));
+            self.answers.close(|_| Err(why.clone()));
+        }
+    }
+
+    /// Every selected call, up to `concurrency` in flight. A call that gets no answer in time,
+    /// or cannot reach the server, while others are in flight is tried again alone once the
+    /// rest are done: a server that takes one call at a time must not turn into false
+    /// failures. After the first such call, the rest go out one at a time.
+    async fn fly(self: Arc<Self>) {
+        if self.list_tools.get().copied().unwrap_or(true) {
+            let tools = self.list_tools().await;
+            self.tools.put(0, tools);
+        }
+        let all: Vec<usize> = (0..self.manifest.examples.len()).collect();
+        let order = self.selected.get().unwrap_or(&all).clone();
+        let n = self.concurrency;
+        let permits = Arc::new(tokio::sync::Semaphore::new(n));
+        let alone = Arc::new(AtomicBool::new(false));
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let started = Arc::new(AtomicUsize::new(0));
+        let mut calls = tokio::task::JoinSet::new();
+        for index in order {
+            let wanted = if alone.load(Ordering::Relaxed) { n } else { 1 };
+            let Ok(permit) = permits.clone().acquire_many_owned(wanted as u32).await else {
+                break;
+            };
+            let (me, alone) = (self.clone(), alone.clone());
+            let (in_flight, started) = (in_flight.clone(), started.clone());
+            calls.spawn(async move {
+                let others = in_flight.fetch_add(1, Ordering::SeqCst);
+                let mine = started.fetch_add(1, Ordering::SeqCst);
+                let (answer, failed) = me.call_once(index).await;
+                // Another call was in flight at some moment of this one: at its start, or it
+                // started later (a call that started alone may have waited on those).
+                let crowded = others > 0 || started.load(Ordering::SeqCst) > mine + 1;
+                in_flight.fetch_sub(1, Ordering::SeqCst);
+                drop(permit);
+                if let Some(why) = failed.filter(|_| crowded) {
+                    alone.store(true, Ordering::Relaxed);
+                    return Some((index, why));
+                }
+                me.answers.put(index, answer);
+                None
+            });
+        }
+        let mut again = Vec::new();
+        while let Some(joined) = calls.join_next().await {
+            if let Ok(Some(call)) = joined {
+                again.push(call);
+            }
+        }
+        again.sort_unstable_by_key(|(index, _)| *index);
+        for (index, why) in again {
+            let answer = self.again(why, self.call_once(index)).await;
+            self.answers.put(index, answer);
+        }
+    }
+
+    async fn list_tools(&self) -> Result<Vec<Tool>, ToolsError> {
+        let live = self.server.live()?;
+        let listed =
+            tokio::time::timeout(Duration::from_secs(30), live.client.list_all_tools()).await;
+        match listed {
+            Err(_) => Err(ToolsError::Silent),
+            Ok(Ok(tools)) => Ok(tools),
+            Ok(Err(e)) => {
+                let what = format!("`tools/list` failed: {}", service_error(&e));
+                Err(ToolsError::Failed {
+                    why: match exited(live).await {
+                        Some(status) => exited_message(status, &what),
+                        None => what,
+                    },
+                })
+            }
+        }
+    }
+
+    /// A call that failed among others (`why`), tried again alone, one retry at a time across
+    /// the run. Once a call tried alone got no answer in time, the server has shown that it
+    /// does not answer: a call that timed out among others is then reported as it failed,
+    /// rather than waiting `timeout_s` again (a server that hangs on every call would
+    /// otherwise cost that for each call in turn).
+    async fn again(
+        &self,
+        why: Crowded,
+        attempt: impl Future<Output = (Result<Answer, NoAnswer>, Option<Crowded>)>,
+    ) -> Result<Answer, NoAnswer> {
+        let _alone = self.retrying.lock().await;
+        if why == Crowded::TimedOut && self.silent.load(Ordering::SeqCst) {
+            self.retries.not_retried();
+            return Ok(Answer::HungNotRetried(
+                self.manifest.runtime.limits.timeout_s,
+            ));
+        }
+        let (answer, failed) = attempt.await;
+        self.retries.record(why, failed.is_none());
+        answer.map(|answer| match answer {
+            Answer::Hung(limit) => {
+                self.silent.store(true, Ordering::SeqCst);
+                Answer::HungAlone(limit)
+            }
+            other => other,
+        })
+    }
+
+    /// One example's `tools/call`, entered on the upstreams, and how it failed when the crowd
+    /// may be the cause (no answer in time, no connection), so that alone it could go through.
+    /// `Err` when the call's upstream requests went wrong on the harness's side (no
+    /// recording, the real service unreachable while recording).
+    async fn call_once(&self, index: usize) -> (Result<Answer, NoAnswer>, Option<Crowded>) {
+        let Some(example) = self.manifest.examples.get(index) else {
+            return (Err(NoAnswer::NoExample(index)), None);
+        };
+        let Some(upstreams) = &self.upstreams else {
+            let (answer, failed) = self.send(&example.input).await;
+            return (Ok(answer), failed);
+        };
+        let entered = upstreams
+            .enter(Pass::Mcp, Scope::Example(example.name.clone()))
+            .await;
+        let (answer, failed) = self.send(&example.input).await;
+        if let Some(why) = entered.upstream_failure()
+            && let Ok(mut failures) = self.upstream_failures.lock()
+        {
+            failures.insert(index, why);
+        }
+        match entered.reply(answer) {
+            Err(trouble) => (Err(NoAnswer::Trouble(trouble)), None),
+            Ok(answer) => (Ok(answer), failed),
+        }
+    }
+
+    /// One `tools/call` with `input` as its arguments.
+    async fn send(&self, input: &Value) -> (Answer, Option<Crowded>) {
+        let live = match self.server.live() {
+            Ok(live) => live,
+            Err(why) => return (Answer::Unreachable(why.to_string()), None),
+        };
+        if let Some(status) = live.process.as_ref().and_then(|s| s.exit_status()) {
+            return (
+                Answer::Unreachable(format!("the server exited earlier in the run ({status})")),
+                None,
+            );
+        }
+        let arguments = match input {
+            Value::Object(map) => map.clone(),
+            other => {
+                return (
+                    Answer::Unreachable(format!(
+                        "the call was not sent: the input is {}, but MCP arguments are an object",
+                        holon_core::message::type_of(other)
+                    )),
+                    None,
+                );
+            }
+        };
+        let limit = self.manifest.runtime.limits.timeout() + CALL_GRACE;
+        let mut params = CallToolRequestParams::new(self.manifest.runtime.tool.clone())
+            .with_arguments(arguments);
+        // File handles reach the server as signed links in `_meta`, as the gateway sends them.
+        match live.files.meta_for(input) {
+            Ok(Some(meta)) => params.meta = Some(rmcp::model::RequestMetaObject::from(meta)),
+            Ok(None) => {}
+            Err(e) => {
+                return (
+                    Answer::Unreachable(format!("the call was not sent: {e}")),
+                    None,
+                );
+            }
+        }
+        // `timeout_s` counts from when the call is sent. A call given up on is dropped, and
+        // rmcp cancels a dropped call with `notifications/cancelled`, as MCP specifies.
+        let called = tokio::time::timeout(limit, live.client.call_tool(params)).await;
+        if let Ok(Ok(_) | Err(ServiceError::McpError(_))) = &called {
+            self.answered.store(true, Ordering::SeqCst);
+        }
+        match called {
+            Err(_) => (
+                Answer::Hung(self.manifest.runtime.limits.timeout_s),
+                Some(Crowded::TimedOut),
+            ),
+            Ok(Ok(result)) => (from_result(result), None),
+            Ok(Err(ServiceError::McpError(e))) => (
+                Answer::RpcError {
+                    code: e.code.0,
+                    message: e.message.to_string(),
+                },
+                None,
+            ),
+            // An HTTP error status is the server's answer, not a flake to hide.
+            Ok(Err(e)) => match http_status(&e) {
+                Some(answer) => {
+                    self.answered.store(true, Ordering::SeqCst);
+                    (answer, None)
+                }
+                None => {
+                    let what = format!("the call failed: {}", service_error(&e));
+                    match exited(live).await {
+                        Some(status) => (Answer::Unreachable(exited_message(status, &what)), None),
+                        None => (Answer::Unreachable(what), Some(Crowded::Refused)),
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// A `tools/call` result as an answer: `structuredContent`, or the failure it carries.
+fn from_result(result: CallToolResult) -> Answer {
+    let text: Vec<String> = result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    if result.is_error == Some(true) {
+        let code = result
+            .structured_content
+            .as_ref()
+            .and_then(|s| s.pointer("/error/code"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let message = result
+            .structured_content
+            .as_ref()
+            .and_then(|s| s.pointer("/error/message"))
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        return Answer::Failed {
+            code,
+            message: message
+                .or_else(|| text.first().cloned())
+                .unwrap_or_default(),
+        };
+    }
+    match result.structured_content {
+        Some(value) => Answer::Output(value),
+        None => Answer::TextOnly(text.join("\n")),
+    }
+}

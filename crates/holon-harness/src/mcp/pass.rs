@@ -1,0 +1,140 @@
+//! The MCP pass: one server shared by the trials of this process and the calls made to it, as a
+//! [`Caller`]; plus its own trials, `mcp::tools/list` and (for a server already running)
+//! `mcp::initialize`.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::calls::Calls;
+use super::server::{Server, ServerAt};
+use super::tools::check_tools;
+use crate::context::Run;
+use crate::error::{NoAnswer, ServerError, ToolsError};
+use crate::pass::Caller;
+use holon_core::gateway::{Answer, Pass, Reply, Status};
+use holon_core::manifest::Manifest;
+use holon_upstream::fault::{Faulted, Plant};
+use holon_upstream::{Mode, Scope};
+
+/// The MCP pass of one run: its server, and the calls made to it.
+pub(crate) struct McpPass {
+    manifest: Arc<Manifest>,
+    server: Arc<Server>,
+    calls: Arc<Calls>,
+    /// Whether the answers come from real upstreams, which vary (live mode, or a server
+    /// already running with upstreams declared): a difference from an example is then a note.
+    live: bool,
+}
+
+impl McpPass {
+    /// The pass on the server `at`, started with `env` beside `PORT` and `HOST`; nothing
+    /// starts until a trial asks for it.
+    pub(crate) fn new(run: &Run, at: ServerAt, env: Vec<(String, String)>) -> McpPass {
+        let manifest = run.manifest.clone();
+        // A server already running calls its own upstreams, the real ones: nothing here can
+        // replay into it, so its answers are judged as a live run's are.
+        let running = matches!(at, ServerAt::Running(_));
+        let upstreams = if running { None } else { run.upstreams.clone() };
+        let live = match &run.upstreams {
+            Some(u) => running || u.mode() == Mode::Live,
+            None => false,
+        };
+        // With recorded upstreams, one call at a time: each upstream request is one call's.
+        let serial = upstreams.as_ref().is_some_and(|u| u.serial());
+        let concurrency = if serial {
+            1
+        } else {
+            run.settings.concurrency.max(1)
+        };
+        let server = Arc::new(Server::new(manifest.clone(), at, run.settings.startup, env));
+        let calls = Arc::new(Calls::new(
+            manifest.clone(),
+            server.clone(),
+            concurrency,
+            upstreams,
+        ));
+        McpPass {
+            manifest,
+            server,
+            calls,
+            live,
+        }
+    }
+
+    /// What the trials that will run need (libtest's filters applied): `tools/list` or not,
+    /// and the examples' calls, in trial order. By default, everything.
+    pub(crate) fn select(&self, list_tools: bool, examples: Vec<usize>) {
+        self.calls.select(list_tools, examples);
+    }
+
+    /// Whether the server was already running (`--url`, `HOLON_SERVER_URL`): none started.
+    pub(crate) fn running(&self) -> bool {
+        self.server.running()
+    }
+
+    /// Connects before the trials run, for a server already running: `Ok(Some(note))` when it
+    /// announces no manifest, `Err` when it serves another.
+    pub(crate) fn connect_first(&self) -> Result<Option<String>, ServerError> {
+        self.server.connect_first()
+    }
+
+    /// The `mcp::initialize` trial of a server already running: it serves the manifest under
+    /// test, or announces none.
+    pub(crate) fn initialize(&self) -> Result<(), ServerError> {
+        self.server.initialize()
+    }
+
+    /// The `mcp::tools/list` trial: what the server listed, held to the manifest.
+    pub(crate) fn tools_list(&self) -> Result<(), ToolsError> {
+        check_tools(&self.manifest, &self.calls.tools()?)
+    }
+
+    /// Stops the server, if one was started; its output's last lines, for the report of a
+    /// failed run.
+    pub(crate) fn stop(&self) -> Option<String> {
+        self.server.stop(self.calls.hung())
+    }
+}
+
+impl Caller for McpPass {
+    fn pass(&self) -> Pass {
+        Pass::Mcp
+    }
+
+    fn answer_of(&self, index: usize) -> Result<(Answer, Option<String>), NoAnswer> {
+        self.calls.answer_of(index)
+    }
+
+    fn live(&self) -> bool {
+        self.live
+    }
+
+    fn one(&self, input: &Value) -> Reply {
+        self.calls.one(input)
+    }
+
+    fn all(&self, inputs: &[Value]) -> Vec<Reply> {
+        self.calls.all(inputs)
+    }
+
+    fn faulted(&self, input: &Value, scope: Scope, plant: Plant) -> Faulted {
+        self.calls.faulted(input, scope, plant)
+    }
+
+    /// The server answered none of this run's calls in time, and a call tried alone got no
+    /// answer either: each call would wait `timeout_s` (and the grace) for nothing.
+    fn unanswering(&self) -> Option<String> {
+        self.calls.silent().then(|| {
+            format!(
+                "the server answered none of this run's calls within `runtime.limits.timeout_s` ({} s), and a call tried alone got no answer either\ngateway status: {}",
+                self.manifest.runtime.limits.timeout_s,
+                Status::Timeout
+            )
+        })
+    }
+
+    fn retry_note(&self) -> Option<String> {
+        self.calls.retry_note()
+    }
+}

@@ -1,0 +1,126 @@
+//! What a trial asks of a pass, whichever it is: [`Caller`], which the function pass and the MCP
+//! pass both implement, and the trials built on it alike for both (each example's, explore's).
+//! Which pass a call goes through is named once, by `holon_core::gateway::Pass`.
+
+use std::sync::Arc;
+
+use libtest_mimic::Trial;
+use serde_json::Value;
+
+use crate::context::Run;
+use crate::error::NoAnswer;
+use crate::record::{self, Fault};
+use crate::verdict;
+use holon_core::gateway::{Answer, Pass, Reply};
+use holon_explore::{Batch, Call, Explorer};
+use holon_upstream::fault::{Faulted, Plant};
+use holon_upstream::{Mode, Scope};
+
+/// What a trial asks of a pass: each example's answer (its call made ahead of the trial), one
+/// input or several at once (explore), one input under an upstream fault (the fault trials),
+/// and what the pass learned of the agent on the way.
+pub(crate) trait Caller: Send + Sync {
+    /// Which pass this is.
+    fn pass(&self) -> Pass;
+
+    /// Example `index`'s answer, its call made ahead of the trial (this waits for it); with
+    /// the first failure of a real upstream the call saw (live), for `--bless`.
+    fn answer_of(&self, index: usize) -> Result<(Answer, Option<String>), NoAnswer>;
+
+    /// Whether an answer is judged as a paying caller would live with it rather than against
+    /// the example exactly: the agent calls real upstreams, whose answers vary.
+    fn live(&self) -> bool;
+
+    /// One input, alone: what came back, its upstreams considered.
+    fn one(&self, input: &Value) -> Reply;
+
+    /// Several inputs in flight together: the replies, in the inputs' order; a call that got
+    /// no answer in time among others was tried again alone.
+    fn all(&self, inputs: &[Value]) -> Vec<Reply>;
+
+    /// Example `scope`'s input with `plant` failing one of its upstream requests.
+    fn faulted(&self, input: &Value, scope: Scope, plant: Plant) -> Faulted;
+
+    /// Why no more calls should be sent: the pass answers none of them. `None` while it
+    /// answers.
+    fn unanswering(&self) -> Option<String> {
+        None
+    }
+
+    /// The note on calls that failed among others and were tried again alone, for the end of
+    /// the run.
+    fn retry_note(&self) -> Option<String>;
+}
+
+/// The `<pass>::<example>` trial of `examples[index]`: its answer judged against the example,
+/// and seen by `--bless`.
+pub(crate) fn example_trial(run: &Run, caller: Arc<dyn Caller>, index: usize) -> Option<Trial> {
+    let example = run.manifest.examples.get(index)?;
+    let name = format!("{}::{}", caller.pass().name(), example.name);
+    let (manifest, bless) = (run.manifest.clone(), run.bless.clone());
+    Some(record::trial(&run.records, name, move || {
+        let example = (manifest.examples.get(index)).ok_or(NoAnswer::NoExample(index))?;
+        let gateway = manifest.gateway();
+        match caller.answer_of(index) {
+            Err(why) => {
+                if let Some(bless) = &bless {
+                    bless.unanswered(caller.pass(), &example.name, &why.to_string());
+                }
+                Err(Fault::from(why))
+            }
+            Ok((got, failure)) => {
+                if let Some(bless) = &bless {
+                    bless.observe(caller.pass(), gateway, example, &got, failure.as_deref());
+                }
+                verdict::judge_as(gateway, example, got, caller.live(), caller.pass().name())
+            }
+        }
+    }))
+}
+
+/// The `explore::<pass>` trial: the run's plan through `caller`, a batch at a time where the
+/// upstreams allow it; on the MCP pass, each answer compared with `reference`'s (the
+/// function's) when given.
+pub(crate) fn explore_trial(
+    run: &Run,
+    explorer: &Arc<Explorer>,
+    caller: Arc<dyn Caller>,
+    reference: Option<Arc<dyn Caller>>,
+) -> Trial {
+    let name = format!("explore::{}", caller.pass().name());
+    let batch = batch_size(run);
+    let explorer = explorer.clone();
+    record::trial(&run.records, name.clone(), move || {
+        if let Some(why) = caller.unanswering() {
+            return Err(Fault::from(format!(
+                "explore did not send its cases: {why}"
+            )));
+        }
+        let (one, all) = (caller.clone(), caller.clone());
+        let call: Call = Box::new(move |input: &Value| one.one(input));
+        let batch = batch.map(|n| {
+            let send: Batch = Box::new(move |inputs: &[Value]| all.all(inputs));
+            (send, n)
+        });
+        let reference = reference.clone().map(|function| {
+            let call: Call = Box::new(move |input: &Value| function.one(input));
+            call
+        });
+        explorer
+            .run(
+                &name,
+                caller.pass(),
+                &call,
+                batch.as_ref(),
+                reference.as_ref(),
+            )
+            .map_err(Fault::from)
+    })
+}
+
+/// How many of explore's cases may go out together: up to the concurrency, except under
+/// replay, where each case's upstream requests must be its own and they go one at a time.
+fn batch_size(run: &Run) -> Option<usize> {
+    let replay = (run.upstreams.as_ref()).is_some_and(|u| u.mode() == Mode::Replay);
+    (!replay).then_some(run.settings.concurrency.max(1))
+}

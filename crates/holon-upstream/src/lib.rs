@@ -1,0 +1,34 @@
+//! Recorded upstreams: the services an agent calls (a model, a paid API), declared in
+//! `holon-test.toml`, stood in for by a loopback proxy the agent is pointed at through its own
+//! variable. Three modes: `replay` (the default: no network, the recordings answer), `record`
+//! (the real service answers, and what it answered is written beside the manifest) and `live`
+//! (the real service answers, nothing is written).
+//!
+//! Each pass has its own listener per upstream, and in `replay` and `record` a pass makes one
+//! call at a time, so every upstream request is the request of one call: an example's
+//! recording answers that example's requests, in the order they were made; explore's cases
+//! share one recording.//!
+//! An implementation crate of holon-kit: the harness starts the upstreams of a run and enters
+//! each call it makes; this crate knows nothing of the harness. Its items follow holon-kit's
+//! version and make no promise of their own.
+//!
+//! The modules, lowest first: `error`; `recording` (the files' format, read with every problem
+//! located); `matching` (a request matched by method, path, query and JSON body; secrets
+//! scrubbed; the closest recorded request) and `fault` (the seven faults and what each
+//! answers); `mode`; `call` (the call in flight on each pass, what the proxies share); `proxy`
+//! (the loopback proxy that replays, records or forwards); `upstreams` (a run's upstreams).
+
+mod call;
+mod error;
+pub mod fault;
+mod matching;
+mod mode;
+mod proxy;
+pub mod recording;
+mod upstreams;
+
+pub use call::Entered;
+pub use error::{FinishError, SettingError, StartError};
+pub use mode::{MODE_VAR, Mode, PLACEHOLDER, parse_mode};
+pub use recording::{Request, Scope};
+pub use upstreams::{Start, Upstreams};

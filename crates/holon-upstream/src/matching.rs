@@ -1,0 +1,342 @@
+//! How a request an agent sends is matched with a recorded one: by method, path, query and
+//! body, a JSON body compared as JSON (key order and whitespace do not matter), credentials and
+//! secrets out of the picture. When nothing matches, the closest recorded request and the first
+//! place where it differs, for the report.
+
+use serde_json::Value;
+
+use crate::recording::{Body, Exchange, Request, Scope};
+use holon_core::json::{equal, first_difference};
+
+/// The secrets of a run: each declared variable's value, and the marker written in its place.
+#[derive(Debug, Clone, Default)]
+pub struct Secrets(Vec<(String, String)>);
+
+impl Secrets {
+    /// The values of `names` that are set in the environment (a value shorter than 4 bytes is
+    /// not a credential, and would scrub every occurrence of, say, `1`).
+    pub fn from_env(names: &[String]) -> Secrets {
+        let mut pairs: Vec<(String, String)> = names
+            .iter()
+            .filter_map(|name| {
+                let value = std::env::var(name).ok()?;
+                (value.len() >= 4).then(|| (value, format!("<secret:{name}>")))
+            })
+            .collect();
+        // The longest first, so a secret that contains another is scrubbed whole.
+        pairs.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
+        Secrets(pairs)
+    }
+
+    /// Whether `text` holds a secret.
+    pub fn appears_in(&self, text: &str) -> bool {
+        self.0.iter().any(|(v, _)| text.contains(v.as_str()))
+    }
+
+    /// `text` with every secret replaced by its marker.
+    pub fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for (value, marker) in &self.0 {
+            if out.contains(value.as_str()) {
+                out = out.replace(value.as_str(), marker);
+            }
+        }
+        out
+    }
+
+    fn scrub_json(&self, value: &mut Value) {
+        let mut stack = vec![value];
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::String(s) if self.appears_in(s) => *s = self.scrub(s),
+                Value::Array(items) => stack.extend(items.iter_mut()),
+                Value::Object(map) => {
+                    let keys: Vec<String> =
+                        map.keys().filter(|k| self.appears_in(k)).cloned().collect();
+                    for key in keys {
+                        if let Some(inner) = map.remove(&key) {
+                            map.insert(self.scrub(&key), inner);
+                        }
+                    }
+                    stack.extend(map.values_mut());
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A body with every secret replaced (binary bodies are left as they are).
+    pub fn scrub_body(&self, body: &mut Body) {
+        if self.0.is_empty() {
+            return;
+        }
+        match body {
+            Body::Json(v) => self.scrub_json(v),
+            Body::Text(t) => *t = self.scrub(t),
+            Body::Sse(events) => {
+                for e in events {
+                    self.scrub_json(&mut e.data);
+                }
+            }
+            Body::Empty | Body::Binary(_) => {}
+        }
+    }
+
+    /// A request with every secret replaced, in its path, query and body.
+    pub fn scrub_request(&self, request: &mut Request) {
+        if self.0.is_empty() {
+            return;
+        }
+        request.path = self.scrub(&request.path);
+        for (k, v) in &mut request.query {
+            *k = self.scrub(k);
+            *v = self.scrub(v);
+        }
+        self.scrub_body(&mut request.body);
+    }
+}
+
+/// Whether two requests are the same for replay.
+pub fn same(a: &Request, b: &Request) -> bool {
+    a.method.eq_ignore_ascii_case(&b.method)
+        && a.path == b.path
+        && same_query(&a.query, &b.query)
+        && same_body(&a.body, &b.body)
+}
+
+fn same_query(a: &[(String, String)], b: &[(String, String)]) -> bool {
+    let mut a = a.to_vec();
+    let mut b = b.to_vec();
+    a.sort();
+    b.sort();
+    a == b
+}
+
+fn same_body(a: &Body, b: &Body) -> bool {
+    match (a, b) {
+        (Body::Json(x), Body::Json(y)) => equal(x, y),
+        // A JSON body sent without a JSON content type, recorded with one (or the reverse).
+        (Body::Json(x), Body::Text(t)) | (Body::Text(t), Body::Json(x)) => {
+            serde_json::from_str::<Value>(t).is_ok_and(|y| equal(x, &y))
+        }
+        _ => a == b,
+    }
+}
+
+/// The recorded exchange closest to a request none matched, and where it differs.
+pub struct Closest<'a> {
+    /// What it was recorded for.
+    pub scope: &'a Scope,
+    /// Its place in its file, from 0.
+    pub index: usize,
+    /// The first difference, in words.
+    pub difference: String,
+}
+
+/// The recorded request of `upstream` closest to `request`, preferring `scope`'s own.
+pub fn closest<'a>(
+    request: &Request,
+    upstream: &str,
+    scope: &Scope,
+    recorded: impl Iterator<Item = (&'a Scope, usize, &'a Exchange)>,
+) -> Option<Closest<'a>> {
+    let mut best: Option<((u8, usize), Closest<'a>)> = None;
+    for (s, index, exchange) in recorded {
+        if exchange.upstream != upstream {
+            continue;
+        }
+        let theirs = &exchange.request;
+        let (rank, difference) = if !theirs.method.eq_ignore_ascii_case(&request.method) {
+            (
+                4,
+                format!(
+                    "in its method: recorded `{}`, now `{}`",
+                    theirs.method, request.method
+                ),
+            )
+        } else if theirs.path != request.path {
+            (
+                3,
+                format!(
+                    "in its path: recorded `{}`, now `{}`",
+                    theirs.path, request.path
+                ),
+            )
+        } else if !same_query(&theirs.query, &request.query) {
+            (
+                2,
+                format!(
+                    "in its query: recorded `{}`, now `{}`",
+                    query(&theirs.query),
+                    query(&request.query)
+                ),
+            )
+        } else {
+            (1, body_difference(&theirs.body, &request.body))
+        };
+        let distance = match (&theirs.body, &request.body) {
+            (Body::Json(a), Body::Json(b)) => differences(a, b),
+            _ => usize::from(theirs.body != request.body),
+        };
+        let own = u8::from(s != scope);
+        let key = (rank * 2 + own, distance);
+        if best.as_ref().is_none_or(|(k, _)| key < *k) {
+            best = Some((
+                key,
+                Closest {
+                    scope: s,
+                    index,
+                    difference,
+                },
+            ));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+fn query(pairs: &[(String, String)]) -> String {
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn body_difference(recorded: &Body, now: &Body) -> String {
+    match (recorded, now) {
+        (Body::Json(a), Body::Json(b)) => match first_difference(a, b) {
+            Some((at, Some(Value::String(x)), Some(Value::String(y)))) => {
+                let (x, y) = around_difference(x, y);
+                format!(
+                    "at `{}` of its body:\n    recorded: {x}\n    now:      {y}",
+                    if at.is_empty() { "/" } else { &at },
+                )
+            }
+            Some((at, x, y)) => format!(
+                "at `{}` of its body:\n    recorded: {}\n    now:      {}",
+                if at.is_empty() { "/" } else { &at },
+                shown(x),
+                shown(y)
+            ),
+            None => "in its body".into(),
+        },
+        _ => "in its body".into(),
+    }
+}
+
+/// Two strings around where they first differ: a few characters before, some after, quoted.
+fn around_difference(a: &str, b: &str) -> (String, String) {
+    let first = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+    let window = |s: &str| {
+        let start = first.saturating_sub(24);
+        let cut: String = s.chars().skip(start).take(72).collect();
+        let before = if start > 0 { "..." } else { "" };
+        let after = if s.chars().count() > start + 72 {
+            "..."
+        } else {
+            ""
+        };
+        format!("\"{before}{}{after}\"", cut.escape_debug())
+    };
+    (window(a), window(b))
+}
+
+fn shown(v: Option<&Value>) -> String {
+    match v {
+        None => "(nothing)".into(),
+        Some(v) => holon_core::message::short(v),
+    }
+}
+
+/// How many leaves differ between two JSON values (a rough distance).
+fn differences(a: &Value, b: &Value) -> usize {
+    let mut count = 0;
+    let mut stack = vec![(Some(a), Some(b))];
+    while let Some(pair) = stack.pop() {
+        match pair {
+            (Some(Value::Object(p)), Some(Value::Object(q))) => {
+                for k in p.keys().chain(q.keys().filter(|k| !p.contains_key(*k))) {
+                    stack.push((p.get(k), q.get(k)));
+                }
+            }
+            (Some(Value::Array(p)), Some(Value::Array(q))) => {
+                for i in 0..p.len().max(q.len()) {
+                    stack.push((p.get(i), q.get(i)));
+                }
+            }
+            (Some(x), Some(y)) if equal(x, y) => {}
+            _ => count += 1,
+        }
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(body: Value) -> Request {
+        Request {
+            method: "POST".into(),
+            path: "/chat/completions".into(),
+            query: vec![],
+            content_type: Some("application/json".into()),
+            body: Body::Json(body),
+        }
+    }
+
+    #[test]
+    fn json_bodies_match_as_json() {
+        let a = request(json!({"model": "m", "n": 1, "messages": ["hi"]}));
+        let b = request(json!({"messages": ["hi"], "n": 1.0, "model": "m"}));
+        assert!(same(&a, &b));
+        assert!(!same(
+            &a,
+            &request(json!({"model": "m", "n": 2, "messages": ["hi"]}))
+        ));
+    }
+
+    #[test]
+    fn the_closest_request_says_where_it_differs() {
+        let recorded = Exchange {
+            upstream: "model".into(),
+            request: request(json!({"messages": [{"content": "Summarize"}]})),
+            response: crate::recording::Response {
+                status: 200,
+                content_type: None,
+                body: Body::Empty,
+            },
+        };
+        let scope = Scope::Example("x".into());
+        let now = request(json!({"messages": [{"content": "Summarise"}]}));
+        let found = closest(
+            &now,
+            "model",
+            &scope,
+            std::iter::once((&scope, 0, &recorded)),
+        )
+        .expect("one recorded");
+        assert!(
+            found.difference.contains("`/messages/0/content`"),
+            "{}",
+            found.difference
+        );
+        assert!(
+            found.difference.contains("\"Summarize\""),
+            "{}",
+            found.difference
+        );
+    }
+
+    #[test]
+    fn secrets_are_scrubbed_everywhere_but_short_values() {
+        let secrets = Secrets(vec![("sk-test-1234".into(), "<secret:KEY>".into())]);
+        let mut r = request(json!({"key": "Bearer sk-test-1234", "nested": ["sk-test-1234"]}));
+        r.query = vec![("key".into(), "sk-test-1234".into())];
+        secrets.scrub_request(&mut r);
+        let text = format!("{r:?}");
+        assert!(!text.contains("sk-test-1234"), "{text}");
+        assert!(text.contains("<secret:KEY>"), "{text}");
+    }
+}

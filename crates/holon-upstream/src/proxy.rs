@@ -1,0 +1,483 @@
+//! The loopback proxy that stands where each upstream would: one listener per upstream and
+//! pass, so a request tells which pass made it, and the call in flight on that pass tells what
+//! it was for. It replays the recordings, or forwards to the real service (recording what it
+//! answered, or not), and counts what it saw.
+
+use std::sync::Arc;
+
+use http_body_util::{BodyExt, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request as HttpRequest, Response as HttpResponse, StatusCode};
+use hyper_util::rt::TokioIo;
+
+use crate::call::{Call, ProxyState, Slot};
+use crate::fault::{self, FaultyBody};
+use crate::matching;
+use crate::mode::Mode;
+use crate::recording::{Body, Exchange, Request, Response, Scope};
+use holon_core::gateway::Pass;
+
+/// The largest request or answer body the proxy takes.
+const MAX_BODY: usize = 64 * 1024 * 1024;
+
+/// Headers that belong to one connection, never forwarded.
+const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+];
+
+/// Serves the proxy of `upstream` for `pass` on `listener` until the runtime stops.
+pub(crate) async fn serve(
+    state: Arc<ProxyState>,
+    pass: Pass,
+    upstream: String,
+    listener: std::net::TcpListener,
+) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+        return;
+    };
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let (state, upstream) = (state.clone(), upstream.clone());
+        tokio::spawn(async move {
+            let service = service_fn(move |req| {
+                let (state, upstream) = (state.clone(), upstream.clone());
+                async move {
+                    // No response at all: the connection closes before any byte, as a reset.
+                    handle(&state, pass, &upstream, req)
+                        .await
+                        .ok_or_else(|| std::io::Error::other("the connection was reset on purpose"))
+                }
+            });
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+async fn handle(
+    state: &ProxyState,
+    pass: Pass,
+    upstream: &str,
+    req: HttpRequest<Incoming>,
+) -> Option<HttpResponse<FaultyBody>> {
+    let (parts, body) = req.into_parts();
+    let bytes = match Limited::new(body, MAX_BODY).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) => {
+            return Some(error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &format!("the request body could not be read: {e}"),
+            ));
+        }
+    };
+    let content_type = (parts.headers.get(CONTENT_TYPE))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let (path, query) = split(parts.uri.path_and_query().map_or("/", |p| p.as_str()));
+    let mut request = Request {
+        method: parts.method.as_str().to_string(),
+        path,
+        query,
+        content_type,
+        body: Body::read(
+            parts
+                .headers
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok()),
+            &bytes,
+        ),
+    };
+    let raw = request.clone();
+    state.secrets.scrub_request(&mut request);
+    if let Ok(mut counts) = state.requests.lock() {
+        *counts.entry(upstream.to_string()).or_default() += 1;
+    }
+    let call = state.current.get(pass).lock().ok().and_then(|c| c.clone());
+    let scope = call.as_ref().map_or(Scope::Startup, |c| c.scope.clone());
+    let occurrence = match &call {
+        Some(call) if matches!(call.scope, Scope::Example(_)) => call.occurrence(&request),
+        _ => 0,
+    };
+    if let Some(call) = &call
+        && let Some(plant) = &call.plant
+        && plant.upstream == upstream
+        && plant.occurrence == occurrence
+        && matching::same(&plant.request, &request)
+    {
+        call.played();
+        let recorded = find(state, upstream, &scope, &request, occurrence)
+            .map(|x| x.response.clone())
+            .unwrap_or(Response {
+                status: 200,
+                content_type: None,
+                body: Body::Empty,
+            });
+        return fault::play(plant.fault, &recorded, call.ended.clone(), state.limit).await;
+    }
+    let answer = match state.mode {
+        Mode::Replay => replay(
+            state,
+            upstream,
+            &scope,
+            &request,
+            occurrence,
+            call.as_deref(),
+        ),
+        Mode::Record => {
+            let answer = record(state, upstream, &scope, request, occurrence, &parts, &bytes).await;
+            match answer {
+                Ok(response) => {
+                    if transient(response.status) {
+                        let message = format!(
+                            "upstream `{upstream}` answered HTTP {} while recording ({} {}): a transient failure is never recorded, so nothing is recorded for {}",
+                            response.status,
+                            raw.method,
+                            raw.path,
+                            scope.describe()
+                        );
+                        blame(state, call.as_deref(), message);
+                    }
+                    respond(&response, None)
+                }
+                Err(why) => {
+                    let message = format!(
+                        "upstream `{upstream}` could not be reached while recording ({} {}): {why}; nothing is recorded for {}",
+                        raw.method,
+                        raw.path,
+                        scope.describe()
+                    );
+                    blame(state, call.as_deref(), message.clone());
+                    error(StatusCode::BAD_GATEWAY, &message)
+                }
+            }
+        }
+        Mode::Live => match forward(state, upstream, &parts, &bytes).await {
+            Ok((response, headers)) => {
+                if transient(response.status)
+                    && let Some(call) = &call
+                {
+                    call.upstream_failed(format!(
+                        "upstream `{upstream}` answered HTTP {} ({} {})",
+                        response.status, raw.method, raw.path
+                    ));
+                }
+                respond(&response, Some(headers))
+            }
+            Err(why) => {
+                let message = format!(
+                    "upstream `{upstream}` could not be reached ({} {}): {why}",
+                    raw.method, raw.path
+                );
+                if let Some(call) = &call {
+                    call.upstream_failed(message.clone());
+                }
+                error(StatusCode::BAD_GATEWAY, &message)
+            }
+        },
+    };
+    Some(answer)
+}
+
+/// A status a service answers on a bad day (a rate limit, an outage): never the contract.
+pub(crate) fn transient(status: u16) -> bool {
+    status == 429 || status >= 500
+}
+
+/// A path and its query pairs, as sent.
+fn split(path_and_query: &str) -> (String, Vec<(String, String)>) {
+    let (path, query) = path_and_query
+        .split_once('?')
+        .unwrap_or((path_and_query, ""));
+    let pairs = query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) => (k.to_string(), v.to_string()),
+            None => (p.to_string(), String::new()),
+        })
+        .collect();
+    (path.to_string(), pairs)
+}
+
+/// The recorded exchange that answers `request`: the `occurrence`-th of its scope's, else the
+/// same request recorded anywhere (a retry, or a request explore and an example share).
+fn find<'a>(
+    state: &'a ProxyState,
+    upstream: &str,
+    scope: &Scope,
+    request: &Request,
+    occurrence: usize,
+) -> Option<&'a Exchange> {
+    let mut mine = state
+        .recorded
+        .iter()
+        .filter(|r| r.recording.scope == *scope)
+        .flat_map(|r| r.recording.exchanges.iter())
+        .filter(|x| x.upstream == upstream && matching::same(&x.request, request));
+    mine.nth(occurrence).or_else(|| {
+        (state.recorded.iter())
+            .flat_map(|r| r.recording.exchanges.iter())
+            .find(|x| x.upstream == upstream && matching::same(&x.request, request))
+    })
+}
+
+fn replay(
+    state: &ProxyState,
+    upstream: &str,
+    scope: &Scope,
+    request: &Request,
+    occurrence: usize,
+    call: Option<&Call>,
+) -> HttpResponse<FaultyBody> {
+    if let Some(exchange) = find(state, upstream, scope, request, occurrence) {
+        return respond(&exchange.response, None);
+    }
+    let report = no_recording(state, upstream, scope, request);
+    match call {
+        Some(call) => call.miss(report.clone()),
+        None => {
+            if let Ok(mut outside) = state.outside.lock() {
+                outside.push(report.clone());
+            }
+        }
+    }
+    error(StatusCode::NOT_FOUND, &format!("holon-test: {report}"))
+}
+
+/// The report of a request no recording answers: what it was, the closest recorded one and
+/// where it differs.
+fn no_recording(state: &ProxyState, upstream: &str, scope: &Scope, request: &Request) -> String {
+    let mut out = format!(
+        "upstream `{upstream}` has no recording for a request of {}:\n  {} {}",
+        scope.describe(),
+        request.method,
+        request.path
+    );
+    if !request.query.is_empty() {
+        let q: Vec<String> = request
+            .query
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        out.push_str(&format!("?{}", q.join("&")));
+    }
+    for line in request.body.excerpt(8) {
+        out.push_str(&format!("\n    {line}"));
+    }
+    let recorded = (state.recorded.iter()).flat_map(|r| {
+        (r.recording.exchanges.iter().enumerate()).map(move |(i, x)| (&r.recording.scope, i, x))
+    });
+    match matching::closest(request, upstream, scope, recorded) {
+        Some(c) => {
+            let file = (state.recorded.iter())
+                .find(|r| r.recording.scope == *c.scope)
+                .map(|r| {
+                    let shown = r.path.strip_prefix(&state.base).unwrap_or(&r.path);
+                    shown.display().to_string()
+                })
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "\n  the closest recorded request (`{file}`, exchange {}) differs {}",
+                c.index + 1,
+                c.difference
+            ));
+        }
+        None => out.push_str(&format!(
+            "\n  nothing is recorded for upstream `{upstream}`"
+        )),
+    }
+    out
+}
+
+/// The answer a record run gives: the one this run already got for the same request of the
+/// same example (its `occurrence`-th in the call), or the real service's, asked now.
+async fn record(
+    state: &ProxyState,
+    upstream: &str,
+    scope: &Scope,
+    request: Request,
+    occurrence: usize,
+    parts: &hyper::http::request::Parts,
+    bytes: &Bytes,
+) -> Result<Response, String> {
+    let slot = {
+        let Ok(mut fresh) = state.fresh.lock() else {
+            return Err("the recorder failed".into());
+        };
+        let slots = fresh.entry(scope.clone()).or_default();
+        let found = slots.iter().find(|s| {
+            s.upstream == upstream
+                && s.occurrence == occurrence
+                && matching::same(&s.request, &request)
+        });
+        match found {
+            Some(slot) => slot.clone(),
+            None => {
+                let slot = Arc::new(Slot {
+                    upstream: upstream.to_string(),
+                    request,
+                    occurrence,
+                    answer: tokio::sync::OnceCell::new(),
+                });
+                slots.push(slot.clone());
+                slot
+            }
+        }
+    };
+    slot.answer
+        .get_or_init(|| async { forward(state, upstream, parts, bytes).await.map(|(r, _)| r) })
+        .await
+        .clone()
+}
+
+/// The request sent to the real service; its answer, and the headers to pass on in live mode.
+async fn forward(
+    state: &ProxyState,
+    upstream: &str,
+    parts: &hyper::http::request::Parts,
+    bytes: &Bytes,
+) -> Result<(Response, hyper::HeaderMap), String> {
+    let base = state
+        .real
+        .get(upstream)
+        .ok_or_else(|| format!("no real URL is known for upstream `{upstream}`"))?;
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+    let url = format!("{}{path}", base.trim_end_matches('/'));
+    let method = reqwest::Method::from_bytes(parts.method.as_str().as_bytes())
+        .map_err(|e| format!("method `{}`: {e}", parts.method))?;
+    let mut outgoing = state.client.request(method, &url).timeout(state.limit);
+    for (name, value) in &parts.headers {
+        if !HOP_BY_HOP.contains(&name.as_str()) {
+            outgoing = outgoing.header(name.as_str(), value.as_bytes());
+        }
+    }
+    let mut answer = outgoing
+        .body(bytes.to_vec())
+        .send()
+        .await
+        .map_err(|e| error_chain(&e))?;
+    let status = answer.status().as_u16();
+    let headers = answer.headers().clone();
+    let content_type = (headers.get(reqwest::header::CONTENT_TYPE))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    let mut body = Vec::new();
+    while let Some(chunk) = answer.chunk().await.map_err(|e| error_chain(&e))? {
+        if body.len() + chunk.len() > MAX_BODY {
+            return Err(format!("the answer is larger than {MAX_BODY} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    let mut passed = hyper::HeaderMap::new();
+    for (name, value) in &headers {
+        let name_text = name.as_str();
+        if HOP_BY_HOP.contains(&name_text) || name_text == "content-type" {
+            continue;
+        }
+        if let (Ok(n), Ok(v)) = (
+            hyper::header::HeaderName::from_bytes(name_text.as_bytes()),
+            HeaderValue::from_bytes(value.as_bytes()),
+        ) {
+            passed.append(n, v);
+        }
+    }
+    Ok((
+        Response {
+            status,
+            body: Body::read(content_type.as_deref(), &body),
+            content_type,
+        },
+        passed,
+    ))
+}
+
+/// An error and every cause under it, in one line.
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text.push_str(&format!(": {more}"));
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// A failure of the upstream itself, charged to the call in flight (or to the run).
+fn blame(state: &ProxyState, call: Option<&Call>, message: String) {
+    match call {
+        Some(call) => call.fail(message),
+        None => {
+            if let Ok(mut outside) = state.outside.lock() {
+                outside.push(message);
+            }
+        }
+    }
+}
+
+fn respond(response: &Response, headers: Option<hyper::HeaderMap>) -> HttpResponse<FaultyBody> {
+    let mut out = HttpResponse::new(fault::full(Bytes::from(response.body.bytes())));
+    *out.status_mut() = StatusCode::from_u16(response.status).unwrap_or(StatusCode::BAD_GATEWAY);
+    if let Some(headers) = headers {
+        out.headers_mut().extend(headers);
+    }
+    if let Some(c) = response
+        .content_type
+        .as_deref()
+        .and_then(|c| HeaderValue::from_str(c).ok())
+    {
+        out.headers_mut().insert(CONTENT_TYPE, c);
+    }
+    out
+}
+
+/// An answer of the proxy itself, as JSON an SDK can read as an error.
+fn error(status: StatusCode, message: &str) -> HttpResponse<FaultyBody> {
+    let body = serde_json::json!({"error": {"message": message, "type": "holon_test", "code": "holon_test"}});
+    let mut out = HttpResponse::new(fault::full(Bytes::from(body.to_string())));
+    *out.status_mut() = status;
+    out.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    out
+}
+
+/// What `Exchange`s a record run made, scrubbed, in order, for the scopes it made them for.
+pub(crate) fn recorded(state: &ProxyState) -> Vec<(Scope, Vec<Exchange>)> {
+    let Ok(fresh) = state.fresh.lock() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (scope, slots) in fresh.iter() {
+        let mut exchanges = Vec::new();
+        for slot in slots {
+            if let Some(Ok(response)) = slot.answer.get() {
+                let mut response = response.clone();
+                state.secrets.scrub_body(&mut response.body);
+                exchanges.push(Exchange {
+                    upstream: slot.upstream.clone(),
+                    request: slot.request.clone(),
+                    response,
+                });
+            }
+        }
+        out.push((scope.clone(), exchanges));
+    }
+    out
+}

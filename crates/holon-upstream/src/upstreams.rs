@@ -1,0 +1,528 @@
+//! A run's upstreams: the recordings read, a listener per upstream and pass bound and served,
+//! the function pass's variables set, each call entered in its turn, and after the run what a
+//! record run writes and the warnings of what the run saw.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::call::{Call, Entered, PerPass, ProxyState};
+use crate::error::{FinishError, StartError};
+use crate::fault::Plant;
+use crate::matching::Secrets;
+use crate::mode::{Mode, PLACEHOLDER};
+use crate::proxy;
+use crate::recording::{self, Recording, Request, Scope};
+use holon_core::config::TestConfig;
+use holon_core::gateway::Pass;
+use holon_core::manifest::Manifest;
+
+/// A run's upstreams: their proxies, the recordings, and what the run saw.
+pub struct Upstreams {
+    mode: Mode,
+    config: TestConfig,
+    folder: PathBuf,
+    state: Arc<ProxyState>,
+    turns: PerPass<Arc<tokio::sync::Mutex<()>>>,
+    runtime: Mutex<Option<tokio::runtime::Runtime>>,
+    /// `VAR=URL` for the server process, and placeholder secrets in replay.
+    server_env: Vec<(String, String)>,
+    /// The command that refreshes the recordings.
+    refresh: Arc<str>,
+    /// Calls entered, per pass.
+    calls: Mutex<usize>,
+    /// Explore's seed in this run.
+    seed: u64,
+    bless: bool,
+}
+
+/// What starting the upstreams needs from the run.
+pub struct Start<'a> {
+    /// The checked manifest.
+    pub manifest: &'a Manifest,
+    /// `holon-test.toml`.
+    pub config: TestConfig,
+    /// Where the upstreams' answers come from in this run.
+    pub mode: Mode,
+    /// Whether the function pass runs in this process (its variables are set here).
+    pub function: bool,
+    /// The command that runs these tests, without the mode (`cargo holon-test`).
+    pub command: String,
+    /// Explore's seed, written beside explore's recordings.
+    pub seed: u64,
+    /// Whether the run blesses: a live run then makes one call at a time, so that an upstream's
+    /// failure is known to be the call's.
+    pub bless: bool,
+}
+
+impl Upstreams {
+    /// Reads the recordings, binds a listener per upstream and pass, points the function pass's
+    /// variables at its listeners (in this process's environment, before any thread of the
+    /// harness starts) and starts serving. A TLS provider for rustls must be installed first
+    /// (the harness installs ring) for an `https` upstream of a record or live run.
+    pub fn start(start: Start<'_>) -> Result<Upstreams, StartError> {
+        let Start {
+            manifest,
+            config,
+            mode,
+            function,
+            command,
+            seed,
+            bless,
+        } = start;
+        let folder = manifest.dir().join(recording::FOLDER);
+        let names: Vec<String> = config.upstreams.iter().map(|u| u.name.clone()).collect();
+        let recorded = if mode == Mode::Live {
+            Vec::new()
+        } else {
+            recording::read_all(&folder, &names)
+                .map_err(|reports| StartError::Recordings { reports })?
+        };
+        if mode == Mode::Record {
+            writable(&folder)?;
+        }
+        let mut real = HashMap::new();
+        if mode != Mode::Replay {
+            for u in &config.upstreams {
+                let from_env = std::env::var(&u.env).ok().filter(|v| !v.trim().is_empty());
+                match from_env.or_else(|| u.url.clone()) {
+                    Some(url) => {
+                        real.insert(u.name.clone(), url);
+                    }
+                    None => {
+                        return Err(StartError::NoUrl {
+                            name: u.name.clone(),
+                            env: u.env.clone(),
+                            mode: mode.name(),
+                        });
+                    }
+                }
+            }
+        }
+        let secret_names: Vec<String> = config
+            .upstreams
+            .iter()
+            .flat_map(|u| u.secrets.iter().cloned())
+            .collect();
+        let mut listeners = Vec::new();
+        let mut function_env = Vec::new();
+        let mut server_env = Vec::new();
+        for u in &config.upstreams {
+            for pass in Pass::ALL {
+                let listen = |source| StartError::Listen {
+                    name: u.name.clone(),
+                    source,
+                };
+                let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
+                    .and_then(|l| l.set_nonblocking(true).map(|()| l))
+                    .map_err(listen)?;
+                let port = listener.local_addr().map_err(listen)?.port();
+                let url = format!("http://127.0.0.1:{port}");
+                match pass {
+                    Pass::Function => function_env.push((u.env.clone(), url)),
+                    Pass::Mcp => server_env.push((u.env.clone(), url)),
+                }
+                listeners.push((pass, u.name.clone(), listener));
+            }
+        }
+        if mode == Mode::Replay {
+            for name in &secret_names {
+                if std::env::var_os(name).is_none_or(|v| v.is_empty()) {
+                    function_env.push((name.clone(), PLACEHOLDER.into()));
+                    server_env.push((name.clone(), PLACEHOLDER.into()));
+                }
+            }
+        }
+        let secrets = Secrets::from_env(&secret_names);
+        if function {
+            set_before_threads(&function_env)?;
+        }
+        let client = reqwest::Client::builder()
+            .tcp_nodelay(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| StartError::Client(e.to_string()))?;
+        let state = Arc::new(ProxyState {
+            mode,
+            secrets,
+            real,
+            recorded,
+            fresh: Mutex::new(HashMap::new()),
+            current: PerPass::new(|| Mutex::new(None)),
+            requests: Mutex::new(HashMap::new()),
+            outside: Mutex::new(Vec::new()),
+            client,
+            limit: manifest.runtime.limits.timeout() + Duration::from_secs(5),
+            base: manifest.dir(),
+        });
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("holon-upstream")
+            .enable_all()
+            .build()
+            .map_err(StartError::Runtime)?;
+        for (pass, name, listener) in listeners {
+            runtime.spawn(proxy::serve(state.clone(), pass, name, listener));
+        }
+        Ok(Upstreams {
+            mode,
+            config,
+            folder,
+            state,
+            turns: PerPass::new(|| Arc::new(tokio::sync::Mutex::new(()))),
+            runtime: Mutex::new(Some(runtime)),
+            server_env,
+            refresh: refresh_command(&command).into(),
+            calls: Mutex::new(0),
+            seed,
+            bless,
+        })
+    }
+
+    /// Where the upstreams' answers come from in this run.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Whether the example calls go one at a time, so that each upstream request is one
+    /// call's (replay and record, and a live run that blesses).
+    pub fn serial(&self) -> bool {
+        self.mode != Mode::Live || self.bless
+    }
+
+    /// The variables the server process is started with.
+    pub fn server_env(&self) -> &[(String, String)] {
+        &self.server_env
+    }
+
+    /// The command that refreshes the recordings.
+    pub fn refresh(&self) -> &str {
+        &self.refresh
+    }
+
+    /// The exchanges recorded for example `name`, in order: each one's upstream, request, and
+    /// how many times the call made that request before it (what a [`Plant`] names). `None`
+    /// when the example has no recording.
+    pub fn exchanges_of(&self, name: &str) -> Option<Vec<(String, Request, usize)>> {
+        let scope = Scope::Example(name.to_string());
+        let read = (self.state.recorded.iter()).find(|r| r.recording.scope == scope)?;
+        let mut out: Vec<(String, Request, usize)> = Vec::new();
+        for x in &read.recording.exchanges {
+            let before = (out.iter())
+                .filter(|(u, r, _)| *u == x.upstream && crate::matching::same(r, &x.request))
+                .count();
+            out.push((x.upstream.clone(), x.request.clone(), before));
+        }
+        Some(out)
+    }
+
+    /// Explore draws with `seed` in this run (what a record run writes beside its cases).
+    pub fn use_seed(&mut self, seed: u64) {
+        self.seed = seed;
+    }
+
+    /// The seed explore's cases were recorded with: drawing with it again sends the recorded
+    /// inputs (replay), or records them again (record, so that an unchanged agent re-records
+    /// to an empty diff), whatever `--bless` did to the manifest's bytes since.
+    pub fn recorded_seed(&self) -> Option<u64> {
+        (self.state.recorded.iter())
+            .find(|r| r.recording.scope == Scope::Explore)
+            .and_then(|r| r.recording.seed)
+    }
+
+    /// Makes `scope` the call in flight on `pass`, once the call before it is done.
+    pub async fn enter(&self, pass: Pass, scope: Scope) -> Entered {
+        self.enter_with(pass, scope, None).await
+    }
+
+    /// [`enter`](Self::enter), with `plant` failing one of the call's requests.
+    pub async fn enter_with(&self, pass: Pass, scope: Scope, plant: Option<Plant>) -> Entered {
+        let turn = self.turns.get(pass).clone().lock_owned().await;
+        let call = Arc::new(Call::new(scope, plant));
+        if let Ok(mut current) = self.state.current.get(pass).lock() {
+            *current = Some(call.clone());
+        }
+        if let Ok(mut calls) = self.calls.lock() {
+            *calls += 1;
+        }
+        Entered {
+            call,
+            pass,
+            state: self.state.clone(),
+            refresh: self.refresh.clone(),
+            _turn: turn,
+        }
+    }
+
+    /// After the run: the recordings written (record), the stale ones named (replay), and a
+    /// warning for an upstream no request reached. `examples` are the manifest's names.
+    pub fn finish(&self, examples: &[String]) -> Result<(), FinishError> {
+        if let Some(runtime) = self.runtime.lock().ok().and_then(|mut r| r.take()) {
+            runtime.shutdown_background();
+        }
+        let mut lines = Vec::new();
+        for problem in self
+            .state
+            .outside
+            .lock()
+            .map(|o| o.clone())
+            .unwrap_or_default()
+        {
+            lines.push(format!("warning: outside any call: {problem}"));
+        }
+        let calls = self.calls.lock().map(|c| *c).unwrap_or(0);
+        let counts = self
+            .state
+            .requests
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_default();
+        if calls > 0 {
+            for u in &self.config.upstreams {
+                if counts.get(&u.name).copied().unwrap_or(0) == 0 {
+                    lines.push(format!(
+                        "warning: no request reached upstream `{}` in this run: does the agent read its base URL from `{}`?",
+                        u.name, u.env
+                    ));
+                }
+            }
+        }
+        let result = match self.mode {
+            Mode::Record => self.write(examples, &mut lines),
+            Mode::Replay => {
+                for read in &self.state.recorded {
+                    if let Scope::Example(name) = &read.recording.scope
+                        && !examples.contains(name)
+                    {
+                        lines.push(format!(
+                            "warning: `{}` records example `{name}`, which the manifest no longer has ({} removes it)",
+                            read.path.display(),
+                            self.refresh
+                        ));
+                    }
+                }
+                Ok(())
+            }
+            Mode::Live => Ok(()),
+        };
+        for line in lines {
+            eprintln!("{line}");
+        }
+        result
+    }
+
+    /// Writes what a record run recorded, one file per scope that ran without an upstream
+    /// failure, and removes the files of examples the manifest no longer has.
+    fn write(&self, examples: &[String], lines: &mut Vec<String>) -> Result<(), FinishError> {
+        let existing: HashMap<Scope, PathBuf> = (self.state.recorded.iter())
+            .map(|r| (r.recording.scope.clone(), r.path.clone()))
+            .collect();
+        let failed: BTreeSet<Scope> = self.failed_scopes();
+        let mut taken: BTreeSet<PathBuf> = existing.values().cloned().collect();
+        let (mut files, mut exchanges) = (0, 0);
+        let mut made = proxy::recorded(&self.state);
+        made.sort_by(|a, b| a.0.cmp(&b.0));
+        for (scope, mut list) in made {
+            if failed.contains(&scope) {
+                continue;
+            }
+            if let Scope::Example(name) = &scope
+                && !examples.contains(name)
+            {
+                continue;
+            }
+            if scope == Scope::Explore {
+                // Explore's cases go out together: a stable order, whatever the arrival order.
+                list.sort_by_cached_key(|x| {
+                    (
+                        x.upstream.clone(),
+                        x.request.method.clone(),
+                        x.request.path.clone(),
+                        format!("{:?}", x.request.body),
+                    )
+                });
+            }
+            let path = match existing.get(&scope) {
+                Some(path) => path.clone(),
+                None => {
+                    let path = self.new_path(&scope, &taken);
+                    taken.insert(path.clone());
+                    path
+                }
+            };
+            if list.is_empty() {
+                if existing.contains_key(&scope) {
+                    std::fs::remove_file(&path).map_err(|source| FinishError::Remove {
+                        path: path.clone(),
+                        source,
+                    })?;
+                }
+                continue;
+            }
+            exchanges += list.len();
+            files += 1;
+            let text = Recording {
+                seed: (scope == Scope::Explore).then_some(self.seed),
+                scope: scope.clone(),
+                exchanges: list,
+            }
+            .to_text();
+            write_file(&path, &text)?;
+        }
+        for read in &self.state.recorded {
+            if let Scope::Example(name) = &read.recording.scope
+                && !examples.contains(name)
+            {
+                std::fs::remove_file(&read.path).map_err(|source| FinishError::Remove {
+                    path: read.path.clone(),
+                    source,
+                })?;
+                lines.push(format!(
+                    "upstream: removed `{}`: the manifest no longer has example `{name}`",
+                    read.path.display()
+                ));
+            }
+        }
+        lines.push(format!(
+            "upstream: recorded {exchanges} exchange{} in {files} file{} in `{}`",
+            if exchanges == 1 { "" } else { "s" },
+            if files == 1 { "" } else { "s" },
+            self.folder.display()
+        ));
+        Ok(())
+    }
+
+    fn failed_scopes(&self) -> BTreeSet<Scope> {
+        let Ok(fresh) = self.state.fresh.lock() else {
+            return BTreeSet::new();
+        };
+        fresh
+            .iter()
+            .filter(|(_, slots)| {
+                slots.iter().any(|s| match s.answer.get() {
+                    Some(Ok(response)) => proxy::transient(response.status),
+                    Some(Err(_)) | None => true,
+                })
+            })
+            .map(|(scope, _)| scope.clone())
+            .collect()
+    }
+
+    fn new_path(&self, scope: &Scope, taken: &BTreeSet<PathBuf>) -> PathBuf {
+        let base = match scope {
+            Scope::Example(name) => recording::slug(name),
+            Scope::Explore => "explore".into(),
+            Scope::Startup => "startup".into(),
+        };
+        let mut path = self.folder.join(format!("{base}.json"));
+        let mut n = 2;
+        while taken.contains(&path) {
+            path = self.folder.join(format!("{base}-{n}.json"));
+            n += 1;
+        }
+        path
+    }
+}
+
+/// The recordings folder can be written: it exists (or is made) and a file can be created in it.
+fn writable(folder: &Path) -> Result<(), StartError> {
+    let refuse = |source| StartError::Unwritable {
+        folder: folder.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(folder).map_err(refuse)?;
+    let probe = folder.join(".holon-write-probe");
+    std::fs::write(&probe, b"").map_err(refuse)?;
+    std::fs::remove_file(&probe).map_err(refuse)
+}
+
+/// Writes `text` to `path` through a temporary file renamed over it.
+fn write_file(path: &Path, text: &str) -> Result<(), FinishError> {
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|source| FinishError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+/// `cargo holon-test --upstream record ...`: the mode right after the command's name, so the
+/// line reads the same for a Rust agent and for `--server-cmd`.
+fn refresh_command(command: &str) -> String {
+    match command.strip_prefix("cargo holon-test") {
+        Some(rest) => format!("cargo holon-test --upstream record{rest}"),
+        None => format!("{command} --upstream record"),
+    }
+}
+
+/// Sets the function pass's variables in this process. Sound only while no other thread runs
+/// (another thread reading the environment at that moment is undefined behaviour), so on Linux
+/// the harness first makes sure it is alone.
+fn set_before_threads(vars: &[(String, String)]) -> Result<(), StartError> {
+    if vars.is_empty() {
+        return Ok(());
+    }
+    if let Some(threads) = threads()
+        && threads > 1
+    {
+        let names: Vec<String> = vars.iter().map(|(k, _)| format!("`{k}`")).collect();
+        return Err(StartError::Threads {
+            names: names.join(", "),
+            threads,
+        });
+    }
+    for (key, value) in vars {
+        // SAFETY: no other thread runs (checked above on Linux; elsewhere `Harness::run` is
+        // documented to be called first thing in `main`), so no one reads the environment
+        // while it changes.
+        unsafe {
+            std::env::set_var(key, value);
+        }
+    }
+    Ok(())
+}
+
+/// How many threads this process has, where the system says.
+fn threads() -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        std::fs::read_dir("/proc/self/task")
+            .ok()
+            .map(Iterator::count)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_refresh_command_names_the_mode_first() {
+        assert_eq!(
+            refresh_command("cargo holon-test"),
+            "cargo holon-test --upstream record"
+        );
+        assert_eq!(
+            refresh_command("cargo holon-test --manifest holon.yaml --server-cmd 'python3 a.py'"),
+            "cargo holon-test --upstream record --manifest holon.yaml --server-cmd 'python3 a.py'"
+        );
+    }
+
+    #[test]
+    fn modes_parse() {
+        use crate::mode::parse_mode;
+        assert_eq!(parse_mode("record"), Ok(Mode::Record));
+        assert!(
+            parse_mode("recrod")
+                .unwrap_err()
+                .to_string()
+                .contains("`recrod`")
+        );
+    }
+}
