@@ -10,8 +10,8 @@
 //! (JSON pointers, message helpers), `json` (equality and size of values), `gateway` (bounds,
 //! schemas, statuses, answers), `manifest` (the file format and the checked model), `bump`
 //! (two manifests compared: the version each difference needs), `check` (the publish checks,
-//! which build the checked `Manifest`), `config` (`holon-test.toml`,
-//! what the tests need beside the manifest).
+//! which build the checked `Manifest`, and `--against`'s version rule), `config`
+//! (`holon-test.toml`, what the tests need beside the manifest).
 
 pub mod bump;
 pub mod check;

@@ -20,6 +20,7 @@ pub use crate::settings::{
 };
 pub use crate::upstream::{MODE_VAR as UPSTREAM_VAR, Mode as UpstreamMode, parse_mode};
 
+pub use crate::provenance::{RevisionError, read_revision};
 pub use crate::remote::{Header, parse_header, parse_url};
 pub use crate::settings::{CHECKS_SHOWN, FAULTS_VAR, SERVER_URL_VAR, parse_switch, shell_quote};
 

@@ -13,6 +13,7 @@
 //! println!("{}", holon_core::check::render_json(&report));
 //! ```
 
+pub mod against;
 mod codes;
 mod collect;
 mod diagnostic;
@@ -59,6 +60,8 @@ pub struct Report {
     /// Problems found but not in `diagnostics` (errors, warnings), beyond the one diagnostic
     /// that counts them.
     unlisted: [usize; 2],
+    /// What `--against` found, when the manifest was compared with the published one.
+    against: Option<Box<against::Against>>,
 }
 
 impl Report {
@@ -97,6 +100,7 @@ impl Report {
             unlisted: [0, 0],
             manifest: None,
             root: None,
+            against: None,
         }
     }
 }
@@ -131,6 +135,7 @@ impl Report {
             manifest: None,
             root: None,
             unlisted: [0, 0],
+            against: None,
         }
     }
 }
@@ -195,6 +200,7 @@ pub fn file_report(path: &Path, source: &str, problems: Vec<Problem>) -> Report 
         unlisted: [0, 0],
         manifest: None,
         root: None,
+        against: None,
     }
 }
 
@@ -214,43 +220,59 @@ pub fn read_manifest(path: &Path) -> Result<Vec<u8>, String> {
 
 /// Reads and checks a manifest file.
 pub fn check_file(path: &Path) -> Report {
-    let fail = |message: String| Report::unreadable(path, message);
+    match read_file(path) {
+        Ok(text) => check_source(&text, path, Some(&files_dir(path))),
+        Err(refusal) => *refusal,
+    }
+}
+
+/// The `files/` folder beside the manifest at `path`, where its examples' handles are.
+fn files_dir(path: &Path) -> PathBuf {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    dir.join("files")
+}
+
+/// A manifest file's text, read as [`check_file`] reads it, or the report that refuses it.
+fn read_file(path: &Path) -> Result<String, Box<Report>> {
     let bytes = match file::read(path, MAX_FILE_BYTES) {
         Ok(bytes) => bytes,
-        Err(file::ReadError::Unreadable(message)) => return fail(message),
+        Err(file::ReadError::Unreadable(message)) => {
+            return Err(Box::new(Report::unreadable(path, message)));
+        }
         Err(file::ReadError::NotRegular(message)) => {
-            return Report::refused(path, "file-not-regular", Loc::default(), message);
+            let refused = Report::refused(path, "file-not-regular", Loc::default(), message);
+            return Err(Box::new(refused));
         }
     };
-    match String::from_utf8(bytes) {
-        Ok(text) => {
-            let dir = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            check_source(&text, path, Some(&dir.join("files")))
-        }
-        Err(e) => {
-            let at = e.utf8_error().valid_up_to();
-            // Everything before the bad byte is text, so the byte has a line and a column.
-            let text = e
-                .as_bytes()
-                .get(..at)
-                .and_then(|b| std::str::from_utf8(b).ok())
-                .unwrap_or_default();
-            let last_line = text.rsplit('\n').next().unwrap_or_default();
-            let loc = Loc {
-                line: text.matches('\n').count() as u64 + 1,
-                column: last_line.chars().count() as u64 + 1,
-            };
-            Report::refused(
-                path,
-                "file-not-text",
-                loc,
-                format!("the file is not UTF-8 text (invalid byte at offset {at})"),
-            )
-        }
-    }
+    String::from_utf8(bytes).map_err(|e| {
+        let (loc, message) = text_of(e.as_bytes()).err().unwrap_or_default();
+        Box::new(Report::refused(path, "file-not-text", loc, message))
+    })
+}
+
+/// The bytes of a manifest as text, or where the first byte that is not UTF-8 is and a message
+/// that says so.
+fn text_of(bytes: &[u8]) -> Result<&str, (Loc, String)> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        let at = e.valid_up_to();
+        // Everything before the bad byte is text, so the byte has a line and a column.
+        let text = bytes
+            .get(..at)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or_default();
+        let last_line = text.rsplit('\n').next().unwrap_or_default();
+        let loc = Loc {
+            line: text.matches('\n').count() as u64 + 1,
+            column: last_line.chars().count() as u64 + 1,
+        };
+        (
+            loc,
+            format!("the file is not UTF-8 text (invalid byte at offset {at})"),
+        )
+    })
 }
 
 /// Checks manifest text; `path` names it in messages. File handles in examples are not
@@ -270,23 +292,37 @@ pub fn check_as_file(text: &str, path: &Path) -> Report {
 }
 
 fn check_source(text: &str, path: &Path, files_dir: Option<&Path>) -> Report {
-    let (mut out, unlisted, manifest, root) = match parse(text) {
+    match parse(text) {
         Ok(root) => {
-            let mut found = Diagnostics::new(&root);
+            let mut report = check_parsed(text, path, files_dir, Ok(&root));
+            report.keep_tree(Some(Box::new(root)));
+            report
+        }
+        Err(refusal) => check_parsed(text, path, files_dir, Err(refusal)),
+    }
+}
+
+/// The checks of `text`, already read into the tree `parsed` (or refused by the reader): the
+/// report holds no tree ([`Report::keep_tree`]).
+fn check_parsed(
+    text: &str,
+    path: &Path,
+    files_dir: Option<&Path>,
+    parsed: Result<&Node, Diagnostic>,
+) -> Report {
+    let (mut out, unlisted, manifest) = match parsed {
+        Ok(root) => {
+            let mut found = Diagnostics::new(root);
             let manifest = run(path, files_dir, &mut found).map(|mut m| {
                 m.text = Arc::from(text);
                 m
             });
             let found = found.into_found();
-            (found.list, found.unlisted, manifest, Some(Box::new(root)))
+            (found.list, found.unlisted, manifest)
         }
-        Err(refusal) => (vec![refusal], [0, 0], None, None),
+        Err(refusal) => (vec![refusal], [0, 0], None),
     };
-    out.sort_by(|a, b| {
-        (a.line, a.column)
-            .cmp(&(b.line, b.column))
-            .then(a.severity.cmp_key().cmp(&b.severity.cmp_key()))
-    });
+    sort(&mut out);
     let manifest = if out.iter().any(|d| d.severity == Severity::Error) {
         None
     } else {
@@ -296,9 +332,27 @@ fn check_source(text: &str, path: &Path, files_dir: Option<&Path>) -> Report {
         path: path.to_path_buf(),
         source: text.to_string(),
         diagnostics: out,
-        root: manifest.as_ref().and(root),
+        root: None,
         manifest,
         unlisted,
+        against: None,
+    }
+}
+
+/// Diagnostics in file order, errors before warnings at one place.
+fn sort(diagnostics: &mut [Diagnostic]) {
+    diagnostics.sort_by(|a, b| {
+        (a.line, a.column)
+            .cmp(&(b.line, b.column))
+            .then(a.severity.cmp_key().cmp(&b.severity.cmp_key()))
+    });
+}
+
+impl Report {
+    /// Keeps the tree the checks read while the report holds a manifest, for [`into_manifest`]
+    /// to compute the manifest's identity from; a refused report drops it.
+    fn keep_tree(&mut self, root: Option<Box<Node>>) {
+        self.root = self.manifest.as_ref().and(root);
     }
 }
 
@@ -313,6 +367,14 @@ impl Severity {
 
 /// The text as a located tree whose root is a mapping, or the one diagnostic that refuses it.
 fn parse(text: &str) -> Result<Node, Diagnostic> {
+    parse_by(text, yaml::parse)
+}
+
+/// [`parse`], the YAML read by `read` (which reads as [`yaml::parse`] does).
+fn parse_by(
+    text: &str,
+    read: impl FnOnce(&str) -> Result<Node, yaml::YamlError>,
+) -> Result<Node, Diagnostic> {
     // Only blanks, comments and document markers: nothing an author wrote yet.
     let blank = |l: &str| {
         let l = l.trim();
@@ -327,8 +389,7 @@ fn parse(text: &str) -> Result<Node, Diagnostic> {
         )
         .with_hint("run `cargo holon-test new NAME` to start from a template"));
     }
-    let root =
-        yaml::parse(text).map_err(|e| Diagnostic::error(e.check, e.pointer, e.loc, e.message))?;
+    let root = read(text).map_err(|e| Diagnostic::error(e.check, e.pointer, e.loc, e.message))?;
     if !matches!(root.kind, Kind::Map(_)) {
         return Err(Diagnostic::error(
             "wrong-type",
