@@ -17,9 +17,10 @@ use super::collect::Diagnostics;
 use std::sync::OnceLock;
 
 use super::{
-    Diagnostic, Report, Severity, check_parsed, files_dir, parse, read_file, text_of,
+    Diagnostic, Report, Severity, check_parsed, files_dir, parse, parse_by, read_file, text_of,
 };
 use crate::bump::{self, Bump, Change, Side};
+use crate::manifest::reuse;
 use crate::manifest::yaml::{Kind, Loc, Locator, Node};
 
 /// The published manifest to compare with: where it was read from, and its bytes or why they
@@ -72,7 +73,8 @@ const STACK: usize = 8 * 1024 * 1024;
 /// changes, `render_json` writes them under `against`).
 ///
 /// The published manifest is read, checked and compared on a thread of its own while this one
-/// is read and checked.
+/// is read and checked. Where it shares most of its lines with this one, it is read through
+/// this one's tree (`manifest::reuse`), which costs a fraction of reading it whole.
 pub fn check_against(path: &Path, published: Published) -> Report {
     let (text, refusal) = match read_file(path) {
         Ok(text) => (Some(text), None),
@@ -191,7 +193,14 @@ fn published_side(
     })?;
     // This manifest, once read: only when there is a text to read.
     let ours = || known.and_then(|_| tree.wait().as_ref().ok());
-    let parsed = parse(text);
+    let plan = known.and_then(|known| reuse::plan(text, known));
+    let parsed = match (plan, known) {
+        (Some(plan), Some(known)) => match ours() {
+            Some(new) => parse_by(text, |t| reuse::parse(t, Some(&plan), known, new)),
+            None => parse(text),
+        },
+        _ => parse(text),
+    };
     let report = check_parsed(
         text,
         Path::new(label),
