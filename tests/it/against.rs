@@ -1553,3 +1553,130 @@ fn every_fixture_is_tested() {
     }
 }
 
+// The scaffold's CI workflow.
+
+/// The `run` script of the scaffold workflow's step named `name`.
+fn workflow_step(name: &str) -> String {
+    let path = root().join("crates/holon-cli/templates/agent/.github/workflows/holon.yml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let workflow: Value = serde_saphyr::from_str(&text).unwrap();
+    let steps = workflow["jobs"]["test"]["steps"].as_array().unwrap();
+    let step = steps
+        .iter()
+        .find(|s| s["name"] == name)
+        .unwrap_or_else(|| panic!("no step `{name}`"));
+    step["run"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn the_scaffold_workflow_checks_the_version_against_the_newest_tag() {
+    // The agent's repository: 1.4.2, then 1.10.0 (tagged both), then a change that needs a
+    // major version, `version` left at 1.10.0. By version, 1.10.0 is the newest tag (by text it
+    // would be 1.4.2).
+    let origin = tempfile::tempdir().unwrap();
+    let commit = |text: &str, message: &str, tag: Option<&str>| {
+        std::fs::write(origin.path().join("holon.yaml"), text).unwrap();
+        for args in [&["add", "-A"][..], &["commit", "-q", "-m", message]] {
+            let output = git(origin.path()).args(args).output().unwrap();
+            assert!(output.status.success(), "{output:?}");
+        }
+        if let Some(tag) = tag {
+            let output = git(origin.path()).args(["tag", tag]).output().unwrap();
+            assert!(output.status.success(), "{output:?}");
+        }
+    };
+    let output = git(origin.path()).args(["init", "-q"]).output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let step = workflow_step("Check the version against the newest tag");
+    // The workflow's shell, in a checkout as `actions/checkout` makes it (one commit, no tag),
+    // with a `cargo` that runs this binary for `cargo holon-test` and notes what it installs.
+    let run = || {
+        let work = tempfile::tempdir().unwrap();
+        let url = format!("file://{}", origin.path().display());
+        let output = git(work.path())
+            .args(["clone", "-q", "--depth", "1", "--no-tags", &url, "repo"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let bin = work.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        let installed = work.path().join("installed");
+        let cargo = bin.join("cargo");
+        std::fs::write(
+            &cargo,
+            format!(
+                "#!/bin/sh\ncase \"$1\" in\n  pkgid) echo 'registry+https://github.com/rust-lang/crates.io-index#holon-kit@0.2.0' ;;\n  install) shift; echo \"$@\" > '{}' ;;\n  holon-test) shift; exec '{BIN}' \"$@\" ;;\n  *) exit 2 ;;\nesac\n",
+                installed.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&cargo, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut command = Command::new("bash");
+        command
+            .args(["--noprofile", "--norc", "-eo", "pipefail", "-c", &step])
+            .current_dir(work.path().join("repo"))
+            .env("PATH", path)
+            .env("NO_COLOR", "1");
+        for (name, value) in isolated_git() {
+            command.env(name, value);
+        }
+        let output = command.output_within(RUN_LIMIT);
+        let installed = std::fs::read_to_string(installed).unwrap_or_default();
+        (output, installed)
+    };
+    // No tag yet: nothing to compare with, and nothing installed.
+    commit(&published(), "1.4.2", None);
+    let (output, installed) = run();
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("no version tag yet"),
+        "{output:?}"
+    );
+    assert_eq!(installed, "");
+    let output = git(origin.path()).args(["tag", "v1.4.2"]).output().unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let newer = edit(
+        &published(),
+        &[
+            ("version: 1.4.2", "version: 1.10.0"),
+            ("price: 0.002", "price: 0.003"),
+        ],
+    );
+    commit(&newer, "1.10.0", Some("v1.10.0"));
+    commit(
+        &edit(&newer, &[("maxItems: 5\n", "maxItems: 4\n")]),
+        "fewer tags",
+        None,
+    );
+    let (output, installed) = run();
+    assert_eq!(code(&output), 1, "{}", stderr(&output));
+    assert_eq!(installed.trim(), "holon-kit --locked --version 0.2.0");
+    let said = stderr(&output);
+    assert!(
+        said.starts_with(
+            "error[version-not-bumped]: `version` is still `1.10.0`, the published version"
+        ),
+        "{said}"
+    );
+    assert!(
+        said.contains("note: against `v1.10.0:holon.yaml` (version 1.10.0): 1 change, which needs a major version"),
+        "{said}"
+    );
+    // Bumped as far as the change needs, it passes.
+    let bumped = edit(
+        &newer,
+        &[
+            ("maxItems: 5\n", "maxItems: 4\n"),
+            ("version: 1.10.0", "version: 2.0.0"),
+        ],
+    );
+    commit(&bumped, "2.0.0", None);
+    let (output, _) = run();
+    assert_eq!(code(&output), 0, "{}", stderr(&output));
+}
