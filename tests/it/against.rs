@@ -1100,6 +1100,13 @@ fn every_class_at_once_as_a_person_and_a_tool_read_it() {
     ]);
     compared.needs("major");
     insta::assert_snapshot!("human_every_class", compared.human);
+    // The README shows this very report.
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let start = readme
+        .find("error[version-bump-too-small]: `version` `1.5.0`")
+        .expect("the README's example report");
+    let end = start + readme[start..].find("```").unwrap();
+    assert_eq!(readme[start..end], compared.human);
     insta::assert_snapshot!(
         "json_every_class",
         serde_json::to_string_pretty(&compared.doc).unwrap()
@@ -1216,6 +1223,13 @@ fn a_tag_and_a_revision_are_read_from_git() {
     // A revision: HEAD is the manifest as committed, the same document.
     repo.check("HEAD").needs("none");
     repo.check("HEAD~1").needs("patch");
+    // The manifest named by an absolute path, from another folder: git reads the revision in
+    // the manifest's folder, and messages name it by its file name.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let manifest = repo.manifest().display().to_string();
+    let compared = Compared::run(elsewhere.path(), &[&manifest, "--against", "v1.4.2"]);
+    compared.needs("patch");
+    assert_eq!(compared.doc["against"]["manifest"], "v1.4.2:holon.yaml");
     // `REV:path`, from the repository's root.
     let compared = repo.check("v1.4.2:agent/holon.yaml");
     compared.needs("patch");

@@ -486,10 +486,14 @@ fn published(manifest: &Path, old: &str) -> check::against::Published {
             }),
         };
     }
-    let label = if old.contains(':') {
-        old.to_string()
-    } else {
-        format!("{old}:{}", manifest.display())
+    // As messages name it: `REV:path` as given, else the revision and the manifest's path (its
+    // file name when the path is absolute, which no revision holds).
+    let label = match (old.contains(':'), manifest.file_name()) {
+        (false, Some(name)) if manifest.is_absolute() => {
+            format!("{old}:{}", Path::new(name).display())
+        }
+        (false, _) => format!("{old}:{}", manifest.display()),
+        (true, _) => old.to_string(),
     };
     let bytes = command::read_revision(manifest, old).map_err(|e| Unreadable {
         message: e.to_string(),
