@@ -5,10 +5,14 @@
 //! reader takes): one mapping of keys whose last is a duplicate, and a schema of properties
 //! with no description, each of which is a warning.
 //!
+//! Then `check --against`: the large manifest (its `version` bumped) against itself with one
+//! example changed, alternating run by run with `check` of the same manifest alone, its peer.
+//!
 //! `cargo bench --bench check [-- RUNS]` (default 30 runs each, after 2 warm-up runs; a third
 //! of that at the limit); `cargo bench --bench check -- --write FILE` only writes the large
 //! manifest, to profile (`--write-limit DIR` writes the two at the limit);
-//! `cargo bench --bench check -- identity [RUNS]` times the manifest's identity in-process.
+//! `cargo bench --bench check -- identity [RUNS]` times the manifest's identity in-process;
+//! `cargo bench --bench check -- against [RUNS]` times `--against` and its peer only.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -43,6 +47,10 @@ fn main() {
     let runs: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(30);
     if args.iter().any(|a| a == "identity") {
         identity(runs);
+        return;
+    }
+    if args.iter().any(|a| a == "against") {
+        against(runs);
         return;
     }
     let dir = tempfile::tempdir().expect("a temporary folder");
@@ -99,12 +107,102 @@ fn main() {
             median(&times).as_secs_f64() / median(&large_times).as_secs_f64()
         );
     }
+    against(runs);
+    print_load();
+}
+
+fn print_load() {
     if let Ok(load) = std::fs::read_to_string("/proc/loadavg") {
         println!(
             "load average (1, 5, 15 min): {}",
             load.split(' ').take(3).collect::<Vec<_>>().join(" ")
         );
     }
+}
+
+/// `check --against` on the large manifest: the manifest, `version` bumped to 1.0.1, against the
+/// published 1.0.0 in which one example's output differs (a patch, which 1.0.1 allows, so both
+/// runs accept it), alternating run by run with `check` of the same manifest alone.
+fn against(runs: usize) {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let manifest = dir.path().join("holon.yaml");
+    let published = dir.path().join("published.yaml");
+    let text = large_manifest();
+    let example = "number 500. Agents pay per call.\", top: 2 }\n    output:\n      characters: 65\n      words: 11\n";
+    assert_eq!(text.matches(example).count(), 1, "the example to change");
+    std::fs::write(
+        &published,
+        text.replace(example, &example.replace("words: 11", "words: 12")),
+    )
+    .expect("writing the published manifest");
+    std::fs::write(
+        &manifest,
+        text.replacen("version: 1.0.0", "version: 1.0.1", 1),
+    )
+    .expect("writing the manifest");
+    let alone = ["check".as_ref(), manifest.as_os_str()];
+    let compared = [
+        "check".as_ref(),
+        manifest.as_os_str(),
+        "--against".as_ref(),
+        published.as_os_str(),
+    ];
+    let (mut times, mut peer) = (Vec::with_capacity(runs), Vec::with_capacity(runs));
+    let (mut cpu, mut peer_cpu) = (Duration::ZERO, Duration::ZERO);
+    for i in 0..runs + 2 {
+        for (args, into, cpu) in [
+            (&alone[..], &mut peer, &mut peer_cpu),
+            (&compared[..], &mut times, &mut cpu),
+        ] {
+            let before = children_cpu();
+            let start = Instant::now();
+            let output = Command::new(BIN)
+                .args(args)
+                .env("NO_COLOR", "1")
+                .output()
+                .expect("running the binary");
+            let took = start.elapsed();
+            assert_eq!(
+                output.status.code(),
+                Some(0),
+                "{args:?} did not accept the manifest:\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            if args.len() > 2 {
+                let said = String::from_utf8_lossy(&output.stderr);
+                assert!(
+                    said.contains("1 change, which needs a patch version"),
+                    "{said}"
+                );
+            }
+            if i >= 2 {
+                into.push(took);
+                if let (Some(b), Some(a)) = (before, children_cpu()) {
+                    *cpu += a - b;
+                }
+            }
+        }
+    }
+    times.sort();
+    peer.sort();
+    let per_run = |d: Duration| (d > Duration::ZERO).then(|| d / runs as u32);
+    println!(
+        "against: 1,000 examples + 200,000 values, {runs} runs each, alternating, after 2 warm-up runs"
+    );
+    report(
+        "check --against (one example changed)",
+        &times,
+        per_run(cpu),
+    );
+    report("check alone (the peer)", &peer, per_run(peer_cpu));
+    println!(
+        "ratio of medians: {:.2}x",
+        median(&times).as_secs_f64() / median(&peer).as_secs_f64()
+    );
+    if let (Some(a), Some(b)) = (per_run(cpu), per_run(peer_cpu)) {
+        println!("ratio of CPU: {:.2}x", a.as_secs_f64() / b.as_secs_f64());
+    }
+    print_load();
 }
 
 /// Times `runs` whole runs of `check PATH`, each of which must accept the manifest (or refuse

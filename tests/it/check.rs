@@ -1068,11 +1068,13 @@ fn every_fixture_is_tested() {
 #[test]
 fn every_check_id_is_tested() {
     // File handles are checked beside the downloads they guard, in files.rs; special files in
-    // place of the manifest beside the server's other hostile inputs, in hardening.rs.
+    // place of the manifest beside the server's other hostile inputs, in hardening.rs; the
+    // version against the published manifest in against.rs.
     let source = [
         include_str!("check.rs"),
         include_str!("files.rs"),
         include_str!("hardening.rs"),
+        include_str!("against.rs"),
     ]
     .concat();
     let id = regex::Regex::new(r#""([a-z0-9]+(?:-[a-z0-9]+)+)""#).unwrap();

@@ -8,6 +8,7 @@
     reason = "a test or a benchmark that panics is one that fails, which is what it is for"
 )]
 
+mod against;
 mod api;
 mod bless;
 mod check;

@@ -101,6 +101,11 @@ enum Command {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Human)]
         format: Format,
+        /// Compare with the published manifest and say which version the changes need: a path
+        /// to its holon.yaml, or a git revision (`v1.2.0`, `HEAD~1`, `origin/main`, or
+        /// `REV:path/holon.yaml`; a revision alone reads the manifest at the same path in it).
+        #[arg(long, value_name = "OLD")]
+        against: Option<String>,
     },
     /// Print a JSON Schema (2020-12) of `holon.yaml` itself, for editors.
     Schema,
@@ -145,7 +150,11 @@ pub fn main() -> ExitCode {
         }
     };
     ExitCode::from(match &cli.command {
-        Some(Command::Check { path, format }) => run_check(path.as_deref(), *format),
+        Some(Command::Check {
+            path,
+            format,
+            against,
+        }) => run_check(path.as_deref(), *format, against.as_deref()),
         Some(Command::Schema) => {
             stdout(&format!("{}\n", scaffold::manifest_schema()));
             OK
@@ -399,11 +408,14 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
     }
 }
 
-fn run_check(path: Option<&Path>, format: Format) -> u8 {
+fn run_check(path: Option<&Path>, format: Format, against: Option<&str>) -> u8 {
     let (report, config) = match find_manifest(path) {
         // `holon-test.toml` beside the manifest is checked too, when there is one.
         Ok(manifest) => (
-            check::check_file(&manifest),
+            match against {
+                Some(old) => check::against::check_against(&manifest, published(&manifest, old)),
+                None => check::check_file(&manifest),
+            },
             holon_core::config::read(&folder_of(&manifest)).err(),
         ),
         // A tool that asked for JSON (or annotations) gets its output even when there is no
@@ -438,6 +450,53 @@ fn run_check(path: Option<&Path>, format: Format) -> u8 {
     } else {
         REFUSED
     }
+}
+
+/// The published manifest `--against OLD` names: the file at `OLD` when there is one (or the
+/// `holon.yaml` in the folder `OLD`), else the manifest at the git revision `OLD`.
+fn published(manifest: &Path, old: &str) -> check::against::Published {
+    use check::against::{Published, Unreadable};
+    let given = Path::new(old);
+    if given.exists() {
+        let file = if given.is_dir() {
+            given.join("holon.yaml")
+        } else {
+            given.to_path_buf()
+        };
+        let label = file.display().to_string();
+        let bytes = check::read_manifest(&file).map_err(|message| Unreadable {
+            message: format!("the published manifest cannot be read: {message}"),
+            hint: None,
+        });
+        return Published { label, bytes };
+    }
+    // A name that can only be a file's (and not `REV:path`) is a file that is not there.
+    if !old.contains(':') && (old.ends_with(".yaml") || old.ends_with(".yml")) {
+        return Published {
+            label: old.to_string(),
+            bytes: Err(Unreadable {
+                message: format!("the published manifest `{old}` does not exist"),
+                hint: Some(
+                    "name the published holon.yaml, or a git revision (`v1.2.0`, `HEAD~1`, `REV:path/holon.yaml`)"
+                        .to_string(),
+                ),
+            }),
+        };
+    }
+    // As messages name it: `REV:path` as given, else the revision and the manifest's path (its
+    // file name when the path is absolute, which no revision holds).
+    let label = match (old.contains(':'), manifest.file_name()) {
+        (false, Some(name)) if manifest.is_absolute() => {
+            format!("{old}:{}", Path::new(name).display())
+        }
+        (false, _) => format!("{old}:{}", manifest.display()),
+        (true, _) => old.to_string(),
+    };
+    let bytes = command::read_revision(manifest, old).map_err(|e| Unreadable {
+        message: e.to_string(),
+        hint: e.hint(),
+    });
+    Published { label, bytes }
 }
 
 /// `check --format json`'s one document: the manifest's report, and under `test_config` the

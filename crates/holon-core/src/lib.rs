@@ -8,10 +8,12 @@
 //!
 //! The modules, lowest first (a module never names one after it): `pointer` and `message`
 //! (JSON pointers, message helpers), `json` (equality and size of values), `gateway` (bounds,
-//! schemas, statuses, answers), `manifest` (the file format and the checked model), `check`
-//! (the publish checks, which build the checked `Manifest`), `config` (`holon-test.toml`, what
-//! the tests need beside the manifest).
+//! schemas, statuses, answers), `manifest` (the file format and the checked model), `bump`
+//! (two manifests compared: the version each difference needs), `check` (the publish checks,
+//! which build the checked `Manifest`, and `--against`'s version rule), `config`
+//! (`holon-test.toml`, what the tests need beside the manifest).
 
+pub mod bump;
 pub mod check;
 pub mod config;
 pub mod gateway;

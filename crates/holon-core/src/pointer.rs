@@ -40,9 +40,47 @@ pub fn tokens(pointer: &str) -> impl Iterator<Item = Cow<'_, str>> {
     pointer.split('/').skip(1).map(unescape)
 }
 
+/// A pointer as a reader writes it: `/examples/2/output/top_words/0` becomes
+/// `examples[2].output.top_words[0]`.
+pub fn dotted(pointer: &str) -> String {
+    let mut out = String::new();
+    for segment in tokens(pointer) {
+        if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
+            out.push('[');
+            out.push_str(&segment);
+            out.push(']');
+        } else if !segment.is_empty()
+            && segment
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '$')
+        {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&segment);
+        } else {
+            out.push_str(&format!(
+                "[{}]",
+                serde_json::Value::String(segment.into_owned())
+            ));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dotted_paths_read_like_code() {
+        assert_eq!(
+            dotted("/examples/2/output/top_words/0/count"),
+            "examples[2].output.top_words[0].count"
+        );
+        assert_eq!(dotted("/a/b c"), "a[\"b c\"]");
+        assert_eq!(dotted(""), "");
+    }
 
     fn all(pointer: &str) -> Vec<Cow<'_, str>> {
         tokens(pointer).collect()

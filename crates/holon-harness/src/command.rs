@@ -13,6 +13,7 @@ use crate::settings::Layer;
 use holon_core::check::Report;
 
 pub use crate::error::{AddressError, SettingError};
+pub use crate::provenance::{RevisionError, read_revision};
 pub use crate::remote::{Header, parse_header, parse_url};
 pub use crate::settings::{
     BLESS_VAR, CHECKS_SHOWN, CONCURRENCY_VAR, EXPLORE_CASES_VAR, EXPLORE_SEED_VAR, FAULTS_VAR,

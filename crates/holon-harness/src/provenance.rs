@@ -1,5 +1,7 @@
 //! `source-commit-stale`: does the commit in `source` hold the code under test? A warning of
-//! `cargo holon-test` and the test target, never of `check`, which runs no process.
+//! `cargo holon-test` and the test target, never of `check`'s own checks, which run no process.
+//! Also the published manifest `check --against REV` compares with, read from git
+//! ([`read_revision`]) by the same watched runner.
 //!
 //! The manifest names the commit of the code that was deployed, so a manifest committed after
 //! it can never name its own commit: the code is current when nothing in the agent's folder,
@@ -8,7 +10,7 @@
 //! hook that waits, a prompt) is stopped, and the warning says so.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -157,6 +159,9 @@ fn compare(git: &Git, name: &str, commit: &str) -> Result<Option<(String, String
     })
 }
 
+/// The most of a git command's standard output read: one byte past the largest manifest.
+const OUTPUT_LIMIT: u64 = holon_core::check::MAX_FILE_BYTES + 1;
+
 /// How a git command ended: its exit code (none when a signal ended it) and standard output.
 struct Ran {
     code: Option<i32>,
@@ -208,7 +213,9 @@ impl Git<'_> {
             .name("holon-git".into())
             .spawn(move || {
                 let mut out = Vec::new();
-                let read = stdout.read_to_end(&mut out);
+                // No more than a manifest may be: past that, git meets a closed pipe and ends.
+                let read = (&mut stdout).take(OUTPUT_LIMIT).read_to_end(&mut out);
+                drop(stdout);
                 let status = child.wait();
                 let _ = done.send(read.and(status).map(|s| Ran {
                     code: s.code(),
@@ -287,4 +294,150 @@ pub(crate) fn deployed_document(
         }
     }
     None
+}
+
+/// Why the published manifest at a git revision could not be read (`check --against REV`).
+#[derive(Debug, thiserror::Error)]
+pub enum RevisionError {
+    /// git could not be started.
+    #[error("git could not be run to read `{object}`")]
+    NoGit {
+        /// What was to be read (`v1.2.0:./holon.yaml`).
+        object: String,
+    },
+    /// The manifest's folder is in no git repository.
+    #[error(
+        "`{old}` is not a file, and the manifest's folder is not in a git repository to read it as a revision from"
+    )]
+    NotARepository {
+        /// The revision (or path) given.
+        old: String,
+    },
+    /// The revision is unknown, and the clone is shallow: it may be in the history not fetched.
+    #[error(
+        "git does not know the revision `{revision}`: the clone is shallow, and it is not among the commits fetched"
+    )]
+    Shallow {
+        /// The revision as given (`v1.2.0`).
+        revision: String,
+    },
+    /// Neither a file nor a revision.
+    #[error("`{old}` is neither a file nor a revision git knows")]
+    UnknownRevision {
+        /// The revision (or path) given.
+        old: String,
+    },
+    /// The revision is known, the manifest is not in it.
+    #[error(
+        "`{object}` is not a file in the repository: the revision is known, the path is not in it"
+    )]
+    NoSuchPath {
+        /// What was to be read (`v1.2.0:./holon.yaml`).
+        object: String,
+    },
+    /// The file at the revision is larger than a manifest may be.
+    #[error(
+        "`{object}` is larger than a manifest may be ({} bytes at most)",
+        holon_core::check::MAX_FILE_BYTES
+    )]
+    TooLarge {
+        /// What was read.
+        object: String,
+    },
+    /// git did not finish in time and was stopped, with whatever it started.
+    #[error("`git {command}` did not finish within {} s and was stopped (a hook or a prompt that waits?)", GIT_LIMIT.as_secs())]
+    Stopped {
+        /// The git subcommand (`cat-file`).
+        command: String,
+        /// The folder it ran in.
+        dir: PathBuf,
+    },
+}
+
+impl RevisionError {
+    /// How to get past it, when there is something useful to say.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            RevisionError::Shallow { revision } => Some(format!(
+                "fetch it: `git fetch --depth=1 origin tag {revision}` for a tag, or `git fetch --unshallow` for the whole history (a CI checkout often holds one commit)"
+            )),
+            RevisionError::UnknownRevision { .. } => Some(
+                "name the published holon.yaml, or a revision: a tag (`v1.2.0`), a commit, `HEAD~1`, `origin/main`, or `REV:path/holon.yaml`".to_string(),
+            ),
+            RevisionError::NoSuchPath { .. } => Some(
+                "name the manifest's path at that revision: `REV:path/holon.yaml`, from the repository's root".to_string(),
+            ),
+            RevisionError::Stopped { command, dir } => Some(format!(
+                "run `git {command}` in `{}` to see what it waits for",
+                dir.display()
+            )),
+            RevisionError::NoGit { .. }
+            | RevisionError::NotARepository { .. }
+            | RevisionError::TooLarge { .. } => None,
+        }
+    }
+}
+
+/// The bytes of the published manifest at the git revision `old`, in the repository of the
+/// manifest at `manifest`: `REV:path` is read as git reads it (the path from the repository's
+/// root, or from the manifest's folder with `./`), a revision alone as the manifest's own file
+/// in it. The commands share the one deadline, as `source-commit-stale`'s do.
+pub fn read_revision(manifest: &Path, old: &str) -> Result<Vec<u8>, RevisionError> {
+    let dir = match manifest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = manifest
+        .file_name()
+        .map_or_else(|| "holon.yaml".into(), |n| n.to_string_lossy());
+    let (revision, object) = match old.split_once(':') {
+        Some((revision, _)) => (revision, old.to_string()),
+        None => (old, format!("{old}:./{name}")),
+    };
+    let git = Git {
+        dir,
+        deadline: Instant::now() + GIT_LIMIT,
+    };
+    let stopped = |Stopped(command)| RevisionError::Stopped {
+        command,
+        dir: dir.to_path_buf(),
+    };
+    let Some(ran) = git.run(&["cat-file", "blob", &object]).map_err(stopped)? else {
+        return Err(RevisionError::NoGit { object });
+    };
+    if ran.stdout.len() as u64 >= OUTPUT_LIMIT {
+        return Err(RevisionError::TooLarge { object });
+    }
+    if ran.code == Some(0) {
+        return Ok(ran.stdout);
+    }
+    // Why not: each question asked only now, so that a read that works costs one command.
+    if git
+        .output(&["rev-parse", "--git-dir"])
+        .map_err(stopped)?
+        .is_none()
+    {
+        return Err(RevisionError::NotARepository {
+            old: old.to_string(),
+        });
+    }
+    let commit = format!("{revision}^{{commit}}");
+    let known = revision.is_empty()
+        || (git.output(&["rev-parse", "--verify", "--quiet", &commit]))
+            .map_err(stopped)?
+            .is_some();
+    if known {
+        return Err(RevisionError::NoSuchPath { object });
+    }
+    let shallow = git
+        .output(&["rev-parse", "--is-shallow-repository"])
+        .map_err(stopped)?;
+    if shallow.as_deref() == Some("true") {
+        return Err(RevisionError::Shallow {
+            revision: revision.to_string(),
+        });
+    }
+    Err(RevisionError::UnknownRevision {
+        old: old.to_string(),
+    })
 }

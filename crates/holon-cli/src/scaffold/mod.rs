@@ -448,5 +448,13 @@ mod tests {
                 .any(|s| s["with"]["report_paths"] == "target/holon-junit.xml"),
             "no step reads the JUnit report"
         );
+        // And, once there is a tag, the version a change needs (its run is tested in
+        // `tests/it/against.rs`).
+        assert!(
+            steps.iter().any(|s| s["run"]
+                .as_str()
+                .is_some_and(|r| r.contains("cargo holon-test check --against \"$tag\""))),
+            "no step checks the version against the newest tag"
+        );
     }
 }

@@ -3,6 +3,8 @@
 use serde::Serialize;
 
 use crate::manifest::yaml::Loc;
+/// A pointer as a reader writes it (`examples[2].output.top_words[0]`), for messages.
+pub(crate) use crate::pointer::dotted;
 
 /// How bad a problem is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -57,46 +59,5 @@ impl Diagnostic {
     pub(crate) fn with_hint(mut self, hint: impl Into<String>) -> Self {
         self.hint = Some(hint.into());
         self
-    }
-}
-
-/// A pointer as a reader writes it: `/examples/2/output/top_words/0` becomes
-/// `examples[2].output.top_words[0]`.
-pub fn dotted(pointer: &str) -> String {
-    let mut out = String::new();
-    for segment in crate::pointer::tokens(pointer) {
-        if !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit()) {
-            out.push('[');
-            out.push_str(&segment);
-            out.push(']');
-        } else if !segment.is_empty()
-            && segment
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '$')
-        {
-            if !out.is_empty() {
-                out.push('.');
-            }
-            out.push_str(&segment);
-        } else {
-            out.push_str(&format!(
-                "[{}]",
-                serde_json::Value::String(segment.into_owned())
-            ));
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn dotted_paths_read_like_code() {
-        assert_eq!(
-            super::dotted("/examples/2/output/top_words/0/count"),
-            "examples[2].output.top_words[0].count"
-        );
-        assert_eq!(super::dotted("/a/b c"), "a[\"b c\"]");
-        assert_eq!(super::dotted(""), "");
     }
 }

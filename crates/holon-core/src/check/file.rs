@@ -4,6 +4,9 @@
 use std::io::Read;
 use std::path::Path;
 
+/// Largest manifest file read at all.
+pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
+
 /// Why the manifest file could not be read.
 pub enum ReadError {
     /// A folder, FIFO, socket or device where the manifest should be (`file-not-regular`).

@@ -3,7 +3,9 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
+use super::report::Against;
 use super::{Diagnostic, Report, Severity};
+use crate::bump::{Bump, Side};
 
 /// The report as rustc prints diagnostics: `error[id]: message`, the location, the source line
 /// with a caret, the hint, and a summary line.
@@ -16,6 +18,9 @@ pub fn render_human(report: &Report, color: bool) -> String {
     let mut out = String::new();
     for d in &report.diagnostics {
         diagnostic(&mut out, d, &mut lines, &shown, color);
+    }
+    if let Some(against) = &report.against {
+        changes(&mut out, against, &shown, color);
     }
     let (errors, warnings) = (report.errors(), report.warnings());
     let plural = |n: usize, w: &str| {
@@ -42,6 +47,64 @@ pub fn render_human(report: &Report, color: bool) -> String {
         );
     }
     out
+}
+
+/// What `--against` found: a line that says against what and which version the changes need,
+/// then each change on a line of its own, under its bump (major, minor, patch), with where it
+/// is (the published manifest's place for what was removed) and its pointer.
+fn changes(out: &mut String, against: &Against, shown: &str, color: bool) {
+    let label = &against.label;
+    let version = (against.version.as_ref())
+        .map(|v| format!(" (version {v})"))
+        .unwrap_or_default();
+    let Some(required) = against.required else {
+        let _ = writeln!(
+            out,
+            "{}: against `{label}`{version}: not compared (the errors above say why)\n",
+            paint(color, "1", "note")
+        );
+        return;
+    };
+    let summary = match (required, against.changes.len()) {
+        (Bump::None, _) => "the same document: no new version needed".to_string(),
+        (_, 1) => format!("1 change, which needs a {} version", required.name()),
+        (_, n) => format!("{n} changes, which need a {} version", required.name()),
+    };
+    let _ = writeln!(
+        out,
+        "{}: against `{label}`{version}: {summary}",
+        paint(color, "1", "note")
+    );
+    for bump in [Bump::Major, Bump::Minor, Bump::Patch] {
+        let mut group = against.changes.iter().filter(|c| c.change.bump == bump);
+        let Some(first) = group.next() else {
+            continue;
+        };
+        let style = match bump {
+            Bump::Major => "1;31",
+            Bump::Minor => "1;33",
+            _ => "1;34",
+        };
+        let _ = writeln!(out, "{}", paint(color, style, &format!("{}:", bump.name())));
+        for c in std::iter::once(first).chain(group) {
+            let file = match c.change.side {
+                Side::Manifest => shown,
+                Side::Published => label.as_str(),
+            };
+            let place = if c.loc.line > 0 {
+                format!("{file}:{}:{}", c.loc.line, c.loc.column)
+            } else {
+                file.to_string()
+            };
+            let pointer = if c.change.pointer.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", c.change.pointer)
+            };
+            let _ = writeln!(out, "  {place}{pointer}: {}", c.change.message);
+        }
+    }
+    out.push('\n');
 }
 
 /// `text` in the ANSI style `code`, when colour is on.
@@ -188,13 +251,35 @@ fn window(line: &str, before: usize) -> (String, usize) {
 }
 
 /// The report as one JSON document:
-/// `{"manifest", "accepted", "diagnostics": [{severity, check, pointer, line, column, message}]}`.
+/// `{"manifest", "accepted", "diagnostics": [{severity, check, pointer, line, column, message}]}`,
+/// and after a comparison with the published manifest, `"against": {"manifest", "version",
+/// "required_bump", "changes": [{pointer, bump, message}]}`.
 pub fn render_json(report: &Report) -> String {
-    let doc = serde_json::json!({
+    let mut doc = serde_json::json!({
         "manifest": report.path.display().to_string(),
         "accepted": report.accepted(),
         "diagnostics": report.diagnostics,
     });
+    if let (Some(against), serde_json::Value::Object(fields)) = (&report.against, &mut doc) {
+        let changes: Vec<serde_json::Value> = (against.changes.iter())
+            .map(|c| {
+                serde_json::json!({
+                    "pointer": c.change.pointer,
+                    "bump": c.change.bump.name(),
+                    "message": c.change.message,
+                })
+            })
+            .collect();
+        fields.insert(
+            "against".into(),
+            serde_json::json!({
+                "manifest": against.label,
+                "version": against.version,
+                "required_bump": against.required.map(Bump::name),
+                "changes": changes,
+            }),
+        );
+    }
     serde_json::to_string_pretty(&doc).unwrap_or_default()
 }
 

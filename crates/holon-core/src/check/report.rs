@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::diagnostic::{Diagnostic, Severity};
+use crate::bump::{Bump, Change};
 use crate::manifest::Manifest;
 use crate::manifest::identity::Identity;
 use crate::manifest::yaml::{Loc, Node};
@@ -25,6 +26,8 @@ pub struct Report {
     /// Problems found but not in `diagnostics` (errors, warnings), beyond the one diagnostic
     /// that counts them.
     pub(super) unlisted: [usize; 2],
+    /// What `--against` found, when the manifest was compared with the published one.
+    pub(super) against: Option<Box<Against>>,
 }
 
 impl Report {
@@ -63,6 +66,7 @@ impl Report {
             unlisted: [0, 0],
             manifest: None,
             root: None,
+            against: None,
         }
     }
 }
@@ -102,6 +106,29 @@ impl Report {
             manifest: None,
             root: None,
             unlisted: [0, 0],
+            against: None,
         }
     }
+}
+
+/// What `--against` found, as the report carries it for its renderers.
+#[derive(Debug)]
+pub struct Against {
+    /// The published manifest, as messages name it.
+    pub label: String,
+    /// Its `version`, when it could be read.
+    pub version: Option<String>,
+    /// The bump the changes need together; `None` when the manifests were not compared.
+    pub required: Option<Bump>,
+    /// Each difference, located: the largest bump first, then in file order.
+    pub changes: Vec<Located>,
+}
+
+/// A change and where it is, in the document its side names.
+#[derive(Debug)]
+pub struct Located {
+    /// What changed, and the version it needs.
+    pub change: Change,
+    /// Its line and column in that document.
+    pub loc: Loc,
 }

@@ -2,6 +2,7 @@
 
 pub mod identity;
 mod model;
+pub(crate) mod reuse;
 pub mod yaml;
 
 pub use model::{

@@ -110,7 +110,7 @@ pub fn parse(text: &str) -> Result<Node, YamlError> {
 /// The key written twice that comes first in the document, refused at its second place. Each
 /// mapping's keys go through a set, so a mapping of any size is read once; the walks have no
 /// recursion, and the pointer is worked out only for the key found.
-fn first_duplicate(root: &Node) -> Option<YamlError> {
+pub(crate) fn first_duplicate(root: &Node) -> Option<YamlError> {
     let mut first: Option<&Key> = None;
     let mut stack = vec![root];
     let mut seen = HashSet::new();
