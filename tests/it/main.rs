@@ -12,6 +12,7 @@ mod api;
 mod bless;
 mod check;
 mod concurrency;
+mod dist;
 mod explore;
 mod faults;
 mod files;
