@@ -435,6 +435,116 @@ fn the_typescript_and_python_templates_pin_what_their_offline_tests_install() {
     );
 }
 
+/// `npm test` or `uv run holon-test`, with its time.
+fn timed(command: &mut Command, limit: std::time::Duration) -> (Output, std::time::Duration) {
+    let start = std::time::Instant::now();
+    let out = command.output_within(limit);
+    (out, start.elapsed())
+}
+
+/// Every example passed through the server, and explore; the output's first lines on failure.
+fn assert_template_passed(run: &Output) {
+    let out = text(run);
+    assert!(run.status.success(), "{out}");
+    for trial in [
+        "mcp::tools/list",
+        "mcp::a sentence",
+        "mcp::short words left out",
+        "mcp::an empty text",
+        "mcp::no word long enough",
+        "explore::mcp",
+    ] {
+        assert!(
+            passed_trials(run).contains(&trial.to_string()),
+            "{trial}:\n{out}"
+        );
+    }
+}
+
+/// The first example's output changed in holon.yaml: the run fails, naming that example only.
+fn drift_and_assert_named(agent: &Path, run: &mut dyn FnMut() -> Output) {
+    let manifest = agent.join("holon.yaml");
+    let original = std::fs::read_to_string(&manifest).expect("the manifest");
+    let drifted = original.replace(
+        "output: { words: 8, longest: examples }",
+        "output: { words: 8, longest: example }",
+    );
+    assert_ne!(original, drifted);
+    std::fs::write(&manifest, drifted).expect("write");
+    let out = run();
+    assert!(!out.status.success(), "{}", text(&out));
+    assert_eq!(failed_trials(&out), ["mcp::a sentence"], "{}", text(&out));
+    assert!(text(&out).contains("`/longest`"), "{}", text(&out));
+}
+
+const REGISTRY_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+#[test]
+fn the_typescript_quick_start_works_as_written_with_no_rust_and_names_a_drifted_example() {
+    use crate::util::dist::{Machine, dist};
+    let dist = dist();
+    let machine = Machine::new();
+    // `holon-test` as npm will serve it once published, from the built files; the SDK and
+    // everything else from the public registry.
+    let registry = crate::util::registry::Registry::start(&[&dist.launcher, &dist.platform]);
+    let npm = |program: &str, dir: &Path| {
+        let mut c = machine.command(program);
+        c.current_dir(dir).env("npm_config_registry", &registry.url);
+        c
+    };
+    // The README's two commands.
+    let new = npm("npx", machine.home())
+        .args(["holon-test", "new", "my-agent", "--lang", "typescript"])
+        .output_within(REGISTRY_LIMIT);
+    assert!(new.status.success(), "{}", text(&new));
+    assert!(
+        text(&new).contains("npm install && npm test"),
+        "{}",
+        text(&new)
+    );
+    let agent = machine.home().join("my-agent");
+    let install = npm("npm", &agent)
+        .arg("install")
+        .output_within(REGISTRY_LIMIT);
+    assert!(install.status.success(), "{}", text(&install));
+    let (first, took) = timed(npm("npm", &agent).arg("test"), REGISTRY_LIMIT);
+    eprintln!("the TypeScript template's first `npm test`: {took:.2?}");
+    assert_template_passed(&first);
+    drift_and_assert_named(&agent, &mut || {
+        npm("npm", &agent).arg("test").output_within(REGISTRY_LIMIT)
+    });
+}
+
+#[test]
+fn the_python_quick_start_works_as_written_with_no_rust_and_names_a_drifted_example() {
+    use crate::util::dist::{Machine, dist};
+    let dist = dist();
+    let machine = Machine::new();
+    // `holon-test` as PyPI will serve it once published, from the built wheel; the SDK and
+    // everything else from the public index.
+    let uv = |program: &str, dir: &Path| {
+        let mut c = machine.command(program);
+        c.current_dir(dir).env("UV_FIND_LINKS", &dist.dir);
+        c
+    };
+    // The README's two commands.
+    let new = uv("uvx", machine.home())
+        .args(["holon-test", "new", "my-agent", "--lang", "python"])
+        .output_within(REGISTRY_LIMIT);
+    assert!(new.status.success(), "{}", text(&new));
+    assert!(text(&new).contains("uv run holon-test"), "{}", text(&new));
+    let agent = machine.home().join("my-agent");
+    // `uv run` installs the project's environment, then runs.
+    let (first, took) = timed(uv("uv", &agent).args(["run", "holon-test"]), REGISTRY_LIMIT);
+    eprintln!("the Python template's first `uv run holon-test`, its install included: {took:.2?}");
+    assert_template_passed(&first);
+    drift_and_assert_named(&agent, &mut || {
+        uv("uv", &agent)
+            .args(["run", "holon-test"])
+            .output_within(REGISTRY_LIMIT)
+    });
+}
+
 /// One HTTP POST to `/mcp` on loopback, its connection closed after: the status and the
 /// JSON-RPC message of the body (a JSON body, or the last `data:` of an event stream).
 fn post(port: u16, headers: &[(&str, &str)], body: &serde_json::Value) -> (u16, serde_json::Value) {

@@ -2,8 +2,8 @@
 //! test ([`paths`]), the one watchdog that runs a process under a deadline ([`running`]), the
 //! example agents built by cargo and served as real processes ([`agent`]), a server in front of
 //! one as a deployment has ([`front`]), `check` run through
-//! the binary with its report asserted on ([`outcome`]), and an author's machine with no Rust
-//! toolchain ([`dist`]).
+//! the binary with its report asserted on ([`outcome`]), and the prebuilt packages with an
+//! author's machine to install them on ([`dist`]) and a registry that serves them ([`registry`]).
 
 pub mod agent;
 pub mod dist;
@@ -11,6 +11,7 @@ pub mod fake_model;
 pub mod front;
 pub mod outcome;
 pub mod paths;
+pub mod registry;
 pub mod running;
 pub mod seam;
 

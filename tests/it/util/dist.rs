@@ -1,11 +1,70 @@
-//! An author's machine: a child environment with node, npm and python on its PATH but no Rust
-//! toolchain, a home of its own, and nothing of this process's cargo variables.
+//! The prebuilt packages `bash .ci/dist` writes into `target/dist` (the wheel, the npm launcher
+//! and this platform's npm package, the release archive), and an author's machine to install
+//! them on: a child environment with node, npm and python on its PATH but no Rust toolchain, a
+//! home of its own, and nothing of this process's cargo variables.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{OutputWithin, root, text};
+
+/// The packages of one `.ci/dist` run.
+pub struct Dist {
+    /// `target/dist`.
+    pub dir: PathBuf,
+    /// `holon_test-VERSION-py3-none-PLATFORM.whl`.
+    pub wheel: PathBuf,
+    /// `holon-test-VERSION.tgz`, the npm launcher.
+    pub launcher: PathBuf,
+    /// `holon-kit-holon-test-OS-CPU-VERSION.tgz`, this platform's npm package.
+    pub platform: PathBuf,
+    /// `holon-kit-TARGET.tar.gz`, what `cargo binstall` takes.
+    pub archive: PathBuf,
+}
+
+/// The packages in `target/dist`. A test that needs them fails, naming the command that builds
+/// them, when they are missing or were built from other sources than the work tree's (a stale
+/// binary would test old code and pass or fail for nothing).
+pub fn dist() -> Dist {
+    let dir = root().join("target/dist");
+    let build = "run `bash .ci/dist` first: it builds them (the README's test command does)";
+    let stamp = std::fs::read_to_string(dir.join("SOURCE"))
+        .unwrap_or_else(|_| panic!("no prebuilt packages in `{}`: {build}", dir.display()));
+    let now = Command::new("bash")
+        .arg(root().join("dist/fingerprint.sh"))
+        .output_within(super::RUN_LIMIT);
+    assert!(now.status.success(), "dist/fingerprint.sh: {}", text(&now));
+    assert_eq!(
+        stamp.trim(),
+        String::from_utf8_lossy(&now.stdout).trim(),
+        "the packages in `{}` were built from other sources than the work tree's: {build}",
+        dir.display()
+    );
+    let one = |what: &str, matches: &dyn Fn(&str) -> bool| {
+        let found: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .expect("target/dist")
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.file_name().and_then(OsStr::to_str).is_some_and(matches))
+            .collect();
+        assert_eq!(found.len(), 1, "{what} in `{}`: {found:?}", dir.display());
+        found.into_iter().next().expect("one")
+    };
+    Dist {
+        wheel: one("one wheel", &|n| n.ends_with(".whl")),
+        launcher: one("one npm launcher", &|n| {
+            n.starts_with("holon-test-") && n.ends_with(".tgz")
+        }),
+        platform: one("one platform package", &|n| {
+            n.starts_with("holon-kit-holon-test-") && n.ends_with(".tgz")
+        }),
+        archive: one("one release archive", &|n| {
+            n.starts_with("holon-kit-") && n.ends_with(".tar.gz")
+        }),
+        dir,
+    }
+}
 
 /// An author's machine without Rust: a PATH holding node, npm, npx, python and uv (from the
 /// interop folder) but no `cargo`, `rustc` or `rustup`, and a home folder of its own (no
@@ -132,4 +191,20 @@ pub fn interpreter() -> PathBuf {
         .output_within(super::RUN_LIMIT);
     assert!(out.status.success(), "python3: {}", text(&out));
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
+}
+
+/// A file of a gzipped npm tarball (`package/package.json`), as JSON.
+pub fn tarball_json(tarball: &Path, file: &str) -> serde_json::Value {
+    let out = Command::new("tar")
+        .arg("-xzOf")
+        .arg(tarball)
+        .arg(format!("package/{file}"))
+        .output_within(super::RUN_LIMIT);
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        tarball.display(),
+        text(&out)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
 }
