@@ -725,3 +725,38 @@ fn the_release_workflow_builds_every_platform_the_launcher_names() {
     // The npm package and the archive take the wheel's binary: one build a platform.
     assert!(text.contains(".data/scripts/holon-test"), "{text}");
 }
+
+#[test]
+fn in_a_cargo_package_holon_test_runs_the_test_target_and_not_the_server_command() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        root().join("tests/fixtures/harness/word-stats.yaml"),
+        dir.path().join("holon.yaml"),
+    )
+    .unwrap();
+    // A package cargo cannot build, and a server command that would leave a mark.
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        "[package]\nname = \"not-built\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("holon-test.toml"),
+        "[server]\ncommand = \"touch started\"\n",
+    )
+    .unwrap();
+    let out = Command::new(PLAIN_BIN)
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .output_within(crate::util::CARGO_LIMIT);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("the agent's tests did not build"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        !dir.path().join("started").exists(),
+        "the server command ran"
+    );
+}

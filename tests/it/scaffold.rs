@@ -669,7 +669,7 @@ fn the_typescript_and_python_adapters_keep_the_runtimes_wire_contract_in_both_er
             (
                 "agent.ts",
                 "  const minLength = input.min_length ?? 1;\n",
-                "  if (input.text === 'slow') { console.error('slow call started'); await new Promise((r) => setTimeout(r, 1500)); }\n  if (input.text === 'crash') { throw new TypeError('boom'); }\n  if (input.text === 'undeclared') { throw ctx.fail('not_declared', 'no such code'); }\n",
+                "  if (input.text === 'slow') { console.error('slow call started'); await new Promise((r) => setTimeout(r, 1500)); if (ctx.signal.aborted) { console.error('the run was aborted'); } }\n  if (input.text === 'crash') { throw new TypeError('boom'); }\n  if (input.text === 'undeclared') { throw ctx.fail('not_declared', 'no such code'); }\n",
             )
         } else {
             (
@@ -826,11 +826,17 @@ fn the_typescript_and_python_adapters_keep_the_runtimes_wire_contract_in_both_er
             ("PYTHONPATH", site.as_os_str()),
             ("HOLON_MANIFEST", quick.as_os_str()),
         ];
-        let (_server, port) = start_server(&agent, program, args, &envs);
+        let (mut server, port) = start_server(&agent, program, args, &envs);
         let (_, answer) = post(port, &ERA_2025, &call(lang, "slow"));
         assert_eq!(
             answer["result"]["structuredContent"]["error"]["code"], "timeout",
             "{lang}: {answer}"
         );
+        if lang == "typescript" {
+            // The run is told: `ctx.signal` is aborted at the timeout.
+            server.wait_for("the abort", RUN_LIMIT, |r| {
+                r.stderr().contains("the run was aborted")
+            });
+        }
     }
 }
