@@ -13,6 +13,7 @@ mod api;
 mod bless;
 mod check;
 mod concurrency;
+mod dist;
 mod explore;
 mod faults;
 mod files;

@@ -43,6 +43,18 @@ pub(super) fn new_agent(dir: &Path, name: &str) -> (PathBuf, Output) {
     (dir.join(name), new)
 }
 
+/// The trials a run passed, by name.
+pub(super) fn passed_trials(out: &Output) -> Vec<String> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("test ")
+                .and_then(|l| l.strip_suffix(" ... ok"))
+        })
+        .map(|n| n.trim().to_string())
+        .collect()
+}
+
 pub(super) fn failed_trials(out: &Output) -> Vec<String> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -303,4 +315,528 @@ fn the_model_template_is_the_ticket_triage_example() {
         body(example.join("holon.yaml")),
         body(template.join("holon.yaml"))
     );
+}
+
+#[test]
+fn new_refuses_an_unknown_language_listing_the_languages() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(BIN)
+        .current_dir(root.path())
+        .args(["new", "my-agent", "--lang", "cobol"])
+        .output_within(RUN_LIMIT);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("invalid value 'cobol' for '--lang <LANG>'")
+            && text(&out).contains("[possible values: typescript, python, rust]"),
+        "{}",
+        text(&out)
+    );
+    // What only the Rust template reads is refused with another language, not ignored.
+    for flag in [&["--model"][..], &["--kit-path", "."][..]] {
+        let out = Command::new(BIN)
+            .current_dir(root.path())
+            .args(["new", "my-agent", "--lang", "python"])
+            .args(flag)
+            .output_within(RUN_LIMIT);
+        assert_eq!(out.status.code(), Some(2), "{flag:?}: {}", text(&out));
+        assert!(text(&out).contains("is for a Rust agent"), "{}", text(&out));
+    }
+    assert_eq!(
+        std::fs::read_dir(root.path()).expect("list").count(),
+        0,
+        "nothing was written"
+    );
+    // A folder that exists is refused in every language, as for Rust.
+    let taken = root.path().join("taken");
+    std::fs::create_dir(&taken).expect("mkdir");
+    std::fs::write(taken.join("notes.txt"), "mine").expect("write");
+    for lang in ["typescript", "python"] {
+        let out = Command::new(BIN)
+            .current_dir(root.path())
+            .args(["new", "taken", "--lang", lang])
+            .output_within(RUN_LIMIT);
+        assert_eq!(out.status.code(), Some(1), "{lang}: {}", text(&out));
+        assert!(
+            text(&out).contains("already exists and is not empty"),
+            "{}",
+            text(&out)
+        );
+        assert_eq!(std::fs::read_dir(&taken).expect("list").count(), 1);
+    }
+}
+
+/// The packages a template names, as `name -> version`.
+fn pins(
+    pairs: impl IntoIterator<Item = (String, String)>,
+) -> std::collections::BTreeMap<String, String> {
+    pairs.into_iter().collect()
+}
+
+#[test]
+fn the_typescript_and_python_templates_pin_what_their_offline_tests_install() {
+    // The TypeScript template's dependencies are the interop folder's, version for version:
+    // the registry test installs the first, the offline test the second.
+    let read = |path: &str| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(crate::util::root().join(path)).unwrap())
+            .unwrap()
+    };
+    let template = read("crates/holon-cli/templates/typescript/package.json");
+    let interop = read("tests/interop/typescript/package.json");
+    let of = |doc: &serde_json::Value, field: &str| {
+        pins(
+            doc[field]
+                .as_object()
+                .unwrap()
+                .iter()
+                .filter(|(name, _)| *name != "holon-test")
+                .map(|(n, v)| (n.clone(), v.as_str().unwrap().to_string())),
+        )
+    };
+    for field in ["dependencies", "devDependencies"] {
+        assert_eq!(of(&template, field), of(&interop, field), "{field}");
+    }
+    assert_eq!(template["devDependencies"]["holon-test"], "{{kit_version}}");
+    assert!(
+        template["dependencies"]["@modelcontextprotocol/server"]
+            .as_str()
+            .unwrap()
+            .starts_with("2.")
+    );
+
+    // The Python template's dependencies are pinned in tests/interop/python/requirements.txt.
+    let pyproject = std::fs::read_to_string(
+        crate::util::root().join("crates/holon-cli/templates/python/pyproject.toml"),
+    )
+    .unwrap();
+    let requirements =
+        std::fs::read_to_string(crate::util::root().join("tests/interop/python/requirements.txt"))
+            .unwrap();
+    let pinned = pins(requirements.lines().filter_map(|l| {
+        l.split_once("==")
+            .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+    }));
+    let named: Vec<&str> = pyproject
+        .lines()
+        .map(str::trim)
+        .filter_map(|l| l.strip_prefix('"').and_then(|l| l.strip_suffix("\",")))
+        .collect();
+    assert_eq!(named, ["mcp==2.3.0", "pyyaml==6.0.3"], "{pyproject}");
+    for requirement in named {
+        let (name, version) = requirement.split_once("==").unwrap();
+        assert_eq!(
+            pinned.get(name).map(String::as_str),
+            Some(version),
+            "{name}"
+        );
+    }
+    assert!(
+        pyproject.contains("dev = [\"holon-test=={{kit_version}}\"]"),
+        "{pyproject}"
+    );
+}
+
+/// `npm test` or `uv run holon-test`, with its time.
+fn timed(command: &mut Command, limit: std::time::Duration) -> (Output, std::time::Duration) {
+    let start = std::time::Instant::now();
+    let out = command.output_within(limit);
+    (out, start.elapsed())
+}
+
+/// Every example passed through the server, and explore; the output's first lines on failure.
+fn assert_template_passed(run: &Output) {
+    let out = text(run);
+    assert!(run.status.success(), "{out}");
+    for trial in [
+        "mcp::tools/list",
+        "mcp::a sentence",
+        "mcp::short words left out",
+        "mcp::an empty text",
+        "mcp::no word long enough",
+        "explore::mcp",
+    ] {
+        assert!(
+            passed_trials(run).contains(&trial.to_string()),
+            "{trial}:\n{out}"
+        );
+    }
+}
+
+/// The first example's output changed in holon.yaml: the run fails, naming that example only.
+fn drift_and_assert_named(agent: &Path, run: &mut dyn FnMut() -> Output) {
+    let manifest = agent.join("holon.yaml");
+    let original = std::fs::read_to_string(&manifest).expect("the manifest");
+    let drifted = original.replace(
+        "output: { words: 8, longest: examples }",
+        "output: { words: 8, longest: example }",
+    );
+    assert_ne!(original, drifted);
+    std::fs::write(&manifest, drifted).expect("write");
+    let out = run();
+    assert!(!out.status.success(), "{}", text(&out));
+    assert_eq!(failed_trials(&out), ["mcp::a sentence"], "{}", text(&out));
+    assert!(text(&out).contains("`/longest`"), "{}", text(&out));
+}
+
+const REGISTRY_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+#[test]
+fn the_typescript_quick_start_works_as_written_with_no_rust_and_names_a_drifted_example() {
+    use crate::util::dist::{Machine, dist};
+    let dist = dist();
+    let machine = Machine::new();
+    // `holon-test` as npm will serve it once published, from the built files; the SDK and
+    // everything else from the public registry.
+    let registry = crate::util::registry::Registry::start(&[&dist.launcher, &dist.platform]);
+    let npm = |program: &str, dir: &Path| {
+        let mut c = machine.command(program);
+        c.current_dir(dir).env("npm_config_registry", &registry.url);
+        c
+    };
+    // The README's two commands.
+    let new = npm("npx", machine.home())
+        .args(["holon-test", "new", "my-agent", "--lang", "typescript"])
+        .output_within(REGISTRY_LIMIT);
+    assert!(new.status.success(), "{}", text(&new));
+    assert!(
+        text(&new).contains("npm install && npm test"),
+        "{}",
+        text(&new)
+    );
+    let agent = machine.home().join("my-agent");
+    let install = npm("npm", &agent)
+        .arg("install")
+        .output_within(REGISTRY_LIMIT);
+    assert!(install.status.success(), "{}", text(&install));
+    let (first, took) = timed(npm("npm", &agent).arg("test"), REGISTRY_LIMIT);
+    eprintln!("the TypeScript template's first `npm test`: {took:.2?}");
+    assert_template_passed(&first);
+    drift_and_assert_named(&agent, &mut || {
+        npm("npm", &agent).arg("test").output_within(REGISTRY_LIMIT)
+    });
+}
+
+#[test]
+fn the_python_quick_start_works_as_written_with_no_rust_and_names_a_drifted_example() {
+    use crate::util::dist::{Machine, dist};
+    let dist = dist();
+    let machine = Machine::new();
+    // `holon-test` as PyPI will serve it once published, from the built wheel; the SDK and
+    // everything else from the public index.
+    let uv = |program: &str, dir: &Path| {
+        let mut c = machine.command(program);
+        c.current_dir(dir).env("UV_FIND_LINKS", &dist.dir);
+        c
+    };
+    // The README's two commands.
+    let new = uv("uvx", machine.home())
+        .args(["holon-test", "new", "my-agent", "--lang", "python"])
+        .output_within(REGISTRY_LIMIT);
+    assert!(new.status.success(), "{}", text(&new));
+    assert!(text(&new).contains("uv run holon-test"), "{}", text(&new));
+    let agent = machine.home().join("my-agent");
+    // `uv run` installs the project's environment, then runs.
+    let (first, took) = timed(uv("uv", &agent).args(["run", "holon-test"]), REGISTRY_LIMIT);
+    eprintln!("the Python template's first `uv run holon-test`, its install included: {took:.2?}");
+    assert_template_passed(&first);
+    drift_and_assert_named(&agent, &mut || {
+        uv("uv", &agent)
+            .args(["run", "holon-test"])
+            .output_within(REGISTRY_LIMIT)
+    });
+}
+
+/// One HTTP POST to `/mcp` on loopback, its connection closed after: the status and the
+/// JSON-RPC message of the body (a JSON body, or the last `data:` of an event stream).
+fn post(port: u16, headers: &[(&str, &str)], body: &serde_json::Value) -> (u16, serde_json::Value) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .expect("a read timeout");
+    let body = body.to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n",
+        body.len()
+    );
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+    {
+        request.push_str(&format!("host: 127.0.0.1:{port}\r\n"));
+    }
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    stream.write_all(request.as_bytes()).expect("send");
+    let mut answer = Vec::new();
+    let _ = stream.read_to_end(&mut answer);
+    let split = answer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no HTTP head in {:?}", String::from_utf8_lossy(&answer)));
+    let head = String::from_utf8_lossy(&answer[..split]).to_ascii_lowercase();
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no HTTP status in {head:?}"));
+    let mut payload = answer[split + 4..].to_vec();
+    if head.contains("transfer-encoding: chunked") {
+        payload = dechunk(&payload);
+    }
+    let payload = String::from_utf8_lossy(&payload).into_owned();
+    let json = payload
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .next_back()
+        .unwrap_or(&payload)
+        .to_string();
+    (
+        status,
+        serde_json::from_str(json.trim()).unwrap_or(serde_json::Value::Null),
+    )
+}
+
+/// A chunked body's bytes.
+fn dechunk(mut body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(end) = body.windows(2).position(|w| w == b"\r\n") {
+        let size = String::from_utf8_lossy(&body[..end]);
+        let size =
+            usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        let start = end + 2;
+        out.extend_from_slice(&body[start..start + size]);
+        body = body.get(start + size + 2..).unwrap_or(&[]);
+    }
+    out
+}
+
+const ERA_2025: [(&str, &str); 1] = [("mcp-protocol-version", "2025-11-25")];
+
+fn call(name: &str, text: &str) -> serde_json::Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": name, "arguments": {"text": text}}})
+}
+
+/// A template's server, started on a free port; stopped when dropped.
+fn start_server(
+    agent: &Path,
+    program: &str,
+    args: &[&str],
+    envs: &[(&str, &std::ffi::OsStr)],
+) -> (crate::util::Running, u16) {
+    let port = crate::util::free_port();
+    let mut running = crate::util::Running::spawn(
+        Command::new(program)
+            .args(args)
+            .current_dir(agent)
+            .env("PORT", port.to_string())
+            .envs(envs.iter().copied())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped()),
+    );
+    running.wait_for("the server's start", RUN_LIMIT, |r| {
+        r.stderr().contains("listening on")
+    });
+    (running, port)
+}
+
+#[test]
+fn the_typescript_and_python_adapters_keep_the_runtimes_wire_contract_in_both_eras() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let modules = crate::util::root().join("tests/interop/typescript/node_modules");
+    let site = crate::util::root().join("target/interop/python");
+    assert!(
+        modules.is_dir() && site.is_dir(),
+        "run `bash .ci/setup-interop` first"
+    );
+    for lang in ["typescript", "python"] {
+        let new = Command::new(crate::util::PLAIN_BIN)
+            .current_dir(root.path())
+            .args(["new", lang, "--lang", lang])
+            .output_within(RUN_LIMIT);
+        assert!(new.status.success(), "{}", text(&new));
+        let agent = root.path().join(lang);
+        // The agent, given three behaviours the examples never show: slow, crashing, and
+        // failing with a code it did not declare.
+        let (file, anchor, prelude) = if lang == "typescript" {
+            (
+                "agent.ts",
+                "  const minLength = input.min_length ?? 1;\n",
+                "  if (input.text === 'slow') { console.error('slow call started'); await new Promise((r) => setTimeout(r, 1500)); if (ctx.signal.aborted) { console.error('the run was aborted'); } }\n  if (input.text === 'crash') { throw new TypeError('boom'); }\n  if (input.text === 'undeclared') { throw ctx.fail('not_declared', 'no such code'); }\n",
+            )
+        } else {
+            (
+                "agent.py",
+                "    min_length = input.get(\"min_length\", 1)\n",
+                "    import asyncio, sys\n    if input[\"text\"] == \"slow\":\n        print(\"slow call started\", file=sys.stderr, flush=True)\n        await asyncio.sleep(1.5)\n    if input[\"text\"] == \"crash\":\n        raise TypeError(\"boom\")\n    if input[\"text\"] == \"undeclared\":\n        raise ctx.fail(\"not_declared\", \"no such code\")\n",
+            )
+        };
+        let source = std::fs::read_to_string(agent.join(file)).expect("the agent");
+        assert!(source.contains(anchor), "{source}");
+        std::fs::write(
+            agent.join(file),
+            source.replace(anchor, &format!("{prelude}{anchor}")),
+        )
+        .expect("write");
+        let (program, args): (&str, &[&str]) = if lang == "typescript" {
+            std::os::unix::fs::symlink(&modules, agent.join("node_modules")).expect("link");
+            let build = Command::new(modules.join(".bin/tsc"))
+                .current_dir(&agent)
+                .output_within(RUN_LIMIT);
+            assert!(build.status.success(), "tsc: {}", text(&build));
+            ("node", &["dist/holon.js"])
+        } else {
+            ("python3", &["holon.py"])
+        };
+        let envs = [("PYTHONPATH", site.as_os_str())];
+        let (mut server, port) = start_server(&agent, program, args, &envs);
+
+        // 2026-07-28: `server/discover`, and a call with the `_meta` envelope.
+        let meta = serde_json::json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {}
+        });
+        let modern = [("mcp-protocol-version", "2026-07-28")];
+        let (status, discover) = post(
+            port,
+            &[modern[0], ("mcp-method", "server/discover")],
+            &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}),
+        );
+        assert_eq!(status, 200, "{lang}: {discover}");
+        assert!(
+            discover["result"]["supportedVersions"]
+                .as_array()
+                .is_some_and(|v| v.iter().any(|v| v == "2026-07-28")),
+            "{lang}: {discover}"
+        );
+        let mut modern_call = call(
+            lang,
+            "Agents answer with exactly what their examples promise.",
+        );
+        modern_call["params"]["_meta"] = meta.clone();
+        let (status, answer) = post(
+            port,
+            &[modern[0], ("mcp-method", "tools/call"), ("mcp-name", lang)],
+            &modern_call,
+        );
+        assert_eq!(status, 200, "{lang}: {answer}");
+        assert_eq!(
+            answer["result"]["structuredContent"],
+            serde_json::json!({"words": 8, "longest": "examples"}),
+            "{lang}: {answer}"
+        );
+
+        // 2025-11-25: `initialize` names the manifest; failures as the gateway reads them.
+        let (_, init) = post(
+            port,
+            &ERA_2025,
+            &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}}}),
+        );
+        assert_eq!(
+            init["result"]["serverInfo"],
+            serde_json::json!({"name": lang, "version": "0.1.0"}),
+            "{lang}: {init}"
+        );
+        for (input, code, says) in [
+            ("crash", "agent_crashed", "TypeError: boom"),
+            (
+                "undeclared",
+                "agent_crashed",
+                "`not_declared`, which is not declared",
+            ),
+            ("  ", "empty_text", "the text is empty"),
+        ] {
+            let (_, answer) = post(port, &ERA_2025, &call(lang, input));
+            let result = &answer["result"];
+            assert_eq!(result["isError"], true, "{lang} {input}: {answer}");
+            assert_eq!(
+                result["structuredContent"]["error"]["code"], code,
+                "{lang}: {answer}"
+            );
+            let message = result["structuredContent"]["error"]["message"]
+                .as_str()
+                .unwrap();
+            assert!(message.contains(says), "{lang}: {message}");
+            assert!(
+                !message.contains("\n") && !message.contains("Traceback"),
+                "{lang}: a stack in {message}"
+            );
+            let text = result["content"][0]["text"].as_str().unwrap();
+            assert_eq!(
+                serde_json::from_str::<serde_json::Value>(text).unwrap(),
+                result["structuredContent"]
+            );
+        }
+        let (_, unknown) = post(port, &ERA_2025, &call("other_tool", "x"));
+        assert_eq!(unknown["error"]["code"], -32602, "{lang}: {unknown}");
+
+        // A browser page from elsewhere, or a rebound host name, is refused (the Python SDK
+        // answers a foreign `Host` with 421 Misdirected Request).
+        let foreign_host = if lang == "python" { 421 } else { 403 };
+        for (header, refused) in [
+            (("origin", "https://elsewhere.example"), 403),
+            (("host", "elsewhere.example"), foreign_host),
+        ] {
+            let (status, _) = post(port, &[ERA_2025[0], header], &call(lang, "a text"));
+            assert_eq!(status, refused, "{lang}: {header:?}");
+        }
+
+        // SIGTERM with a call in flight: the call gets its answer, then the server ends.
+        let slow = std::thread::spawn(move || post(port, &ERA_2025, &call(lang, "slow")));
+        server.wait_for("the slow call", RUN_LIMIT, |r| {
+            r.stderr().contains("slow call started")
+        });
+        server.signal(libc::SIGTERM);
+        let (status, answer) = slow.join().expect("the slow call");
+        assert_eq!(status, 200, "{lang}: {answer}");
+        assert_eq!(
+            answer["result"]["structuredContent"],
+            serde_json::json!({"words": 1, "longest": "slow"}),
+            "{lang}: {answer}"
+        );
+        // (The limit counts from the server's start.) Node exits 0; uvicorn, once drained,
+        // raises the signal it caught again, so the process ends as SIGTERM says.
+        let ended = server.finish(RUN_LIMIT);
+        if lang == "typescript" {
+            assert_eq!(ended.status.code(), Some(0), "{lang}: {ended}");
+        } else {
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(
+                ended.status.signal(),
+                Some(libc::SIGTERM),
+                "{lang}: {ended}"
+            );
+        }
+
+        // `HOLON_MANIFEST` replaces the manifest: with `timeout_s: 1`, the slow call is cut.
+        let manifest = std::fs::read_to_string(agent.join("holon.yaml")).expect("manifest");
+        let quick = agent.join("quick.yaml");
+        std::fs::write(&quick, manifest.replace("timeout_s: 10", "timeout_s: 1")).expect("write");
+        let envs = [
+            ("PYTHONPATH", site.as_os_str()),
+            ("HOLON_MANIFEST", quick.as_os_str()),
+        ];
+        let (mut server, port) = start_server(&agent, program, args, &envs);
+        let (_, answer) = post(port, &ERA_2025, &call(lang, "slow"));
+        assert_eq!(
+            answer["result"]["structuredContent"]["error"]["code"], "timeout",
+            "{lang}: {answer}"
+        );
+        if lang == "typescript" {
+            // The run is told: `ctx.signal` is aborted at the timeout.
+            server.wait_for("the abort", RUN_LIMIT, |r| {
+                r.stderr().contains("the run was aborted")
+            });
+        }
+    }
 }

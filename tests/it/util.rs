@@ -1,14 +1,17 @@
 //! What every integration test shares, from one place: where the project is and the binary under
 //! test ([`paths`]), the one watchdog that runs a process under a deadline ([`running`]), the
 //! example agents built by cargo and served as real processes ([`agent`]), a server in front of
-//! one as a deployment has ([`front`]), and `check` run through
-//! the binary with its report asserted on ([`outcome`]).
+//! one as a deployment has ([`front`]), `check` run through
+//! the binary with its report asserted on ([`outcome`]), and the prebuilt packages with an
+//! author's machine to install them on ([`dist`]) and a registry that serves them ([`registry`]).
 
 pub mod agent;
+pub mod dist;
 pub mod fake_model;
 pub mod front;
 pub mod outcome;
 pub mod paths;
+pub mod registry;
 pub mod running;
 pub mod seam;
 
@@ -21,7 +24,7 @@ pub use agent::{
     AgentProcess, broken_agent_binary, free_port, ticket_triage_binary, word_stats_binary,
 };
 pub use outcome::{check, check_arg, check_file, fixtures, human, normalise, one_document};
-pub use paths::{BIN, root};
+pub use paths::{BIN, PLAIN_BIN, root};
 pub use running::{Finished, OutputWithin, Running, output_within_async, wait_until};
 
 /// Longest a run of the binary that builds nothing may take (a `--server-cmd` run of the Python

@@ -1,17 +1,19 @@
-//! The command line of holon-kit, `cargo holon-test`: parsing, printing to the user, and the
-//! exit code of each subcommand (the harness's `exit` codes), plus the templates of `new`
-//! (`scaffold`). Only this crate and the test target it runs decide how the process ends.
+//! The command line of holon-kit, `cargo holon-test` and `holon-test`: parsing, printing to the
+//! user, and the exit code of each subcommand (the harness's `exit` codes), plus the templates
+//! of `new` (`scaffold`). Only this crate and the test target it runs decide how the process
+//! ends.
 //!
-//! An implementation crate of holon-kit: the binary `cargo-holon-test` (in `holon-kit`, so
-//! `cargo install holon-kit` installs it) is one call to [`main`]. Its items follow holon-kit's
-//! version and make no promise of their own.
+//! An implementation crate of holon-kit: the binaries `cargo-holon-test` and `holon-test` (in
+//! `holon-kit`, so `cargo install holon-kit` installs both; the wheel and the npm packages carry
+//! `holon-test`) are each one call to [`main`]. Its items follow holon-kit's version and make no
+//! promise of their own.
 
 mod scaffold;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use holon_core::check;
 use holon_core::manifest::folder_of;
@@ -33,7 +35,8 @@ struct Cli {
     #[arg(long, value_name = "PATH")]
     manifest: Option<PathBuf>,
     /// Test any MCP server, in any language: the command runs in the manifest's folder with
-    /// `PORT` set; only the publish checks and the MCP pass run, no cargo.
+    /// `PORT` set; only the publish checks and the MCP pass run, no cargo. Without it, outside
+    /// a Cargo package, `[server] command` in `holon-test.toml` names the command.
     #[arg(long, value_name = "CMD")]
     server_cmd: Option<String>,
     /// Test a server already running (a deployed agent): the publish checks and the MCP pass
@@ -111,20 +114,61 @@ enum Command {
     Schema,
     /// Scaffold an agent that passes its own tests.
     New {
-        /// The agent's name: the crate, the manifest `name` and (snake_case) the tool.
+        /// The agent's name: the package, the manifest `name` and (snake_case) the tool.
         name: String,
+        /// The language of the agent: TypeScript and Python serve it with the official MCP
+        /// SDK, Rust with holon-kit's runtime.
+        #[arg(long, value_enum, default_value_t = Lang::Rust)]
+        lang: Lang,
         /// Where to create it (default: `./NAME`).
         #[arg(long, value_name = "DIR")]
         path: Option<PathBuf>,
-        /// Depend on a local checkout of holon-kit instead of the published crate.
-        #[arg(long, value_name = "PATH", env = "HOLON_KIT_PATH")]
+        /// A Rust agent depends on a local checkout of holon-kit instead of the published crate
+        /// [or `HOLON_KIT_PATH`].
+        #[arg(long, value_name = "PATH")]
         kit_path: Option<PathBuf>,
-        /// An agent with a model behind it: an OpenAI-compatible chat API declared in
+        /// A Rust agent with a model behind it: an OpenAI-compatible chat API declared in
         /// `holon-test.toml`, its answers recorded in `recordings/`, so its tests run offline
         /// and without a key.
         #[arg(long)]
         model: bool,
     },
+}
+
+/// The languages `new` writes an agent in.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum Lang {
+    Typescript,
+    Python,
+    Rust,
+}
+
+impl Lang {
+    fn name(self) -> &'static str {
+        match self {
+            Lang::Typescript => "typescript",
+            Lang::Python => "python",
+            Lang::Rust => "rust",
+        }
+    }
+}
+
+/// How the binary was called: as cargo's subcommand (`cargo holon-test`, or the binary
+/// `cargo-holon-test` directly) or as `holon-test`. The name is what the help, `--version` and
+/// every command line the run prints for replay say.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Invocation {
+    Cargo,
+    Plain,
+}
+
+impl Invocation {
+    fn name(self) -> &'static str {
+        match self {
+            Invocation::Cargo => "cargo holon-test",
+            Invocation::Plain => "holon-test",
+        }
+    }
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -138,11 +182,18 @@ enum Format {
 /// Runs the command line and returns the process's exit code.
 pub fn main() -> ExitCode {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let invocation = invocation(&args);
     // `cargo holon-test ...` runs us as `cargo-holon-test holon-test ...`.
-    if args.get(1).is_some_and(|a| a == "holon-test") {
+    if invocation == Invocation::Cargo && args.get(1).is_some_and(|a| a == "holon-test") {
         args.remove(1);
     }
-    let cli = match Cli::try_parse_from(args) {
+    let command = Cli::command()
+        .name(invocation.name())
+        .bin_name(invocation.name());
+    let cli = match command
+        .try_get_matches_from(args)
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -161,17 +212,59 @@ pub fn main() -> ExitCode {
         }
         Some(Command::New {
             name,
+            lang,
             path,
             kit_path,
             model,
-        }) => run_new(name, path.as_deref(), kit_path.as_deref(), *model),
-        None => run_tests(&cli),
+        }) => run_new(
+            invocation,
+            name,
+            *lang,
+            path.as_deref(),
+            kit_path.as_deref(),
+            *model,
+        ),
+        None => run_tests(invocation, &cli),
     })
 }
 
-fn run_new(name: &str, path: Option<&Path>, kit_path: Option<&Path>, model: bool) -> u8 {
+/// `cargo-holon-test` is cargo's subcommand (cargo runs it with `holon-test` as its first
+/// argument); any other name (`holon-test`, the wheel's and the npm packages' binary) is the
+/// command on its own.
+fn invocation(args: &[std::ffi::OsString]) -> Invocation {
+    let stem = args
+        .first()
+        .and_then(|a| Path::new(a).file_stem())
+        .and_then(|s| s.to_str());
+    if stem == Some("cargo-holon-test") || args.get(1).is_some_and(|a| a == "holon-test") {
+        Invocation::Cargo
+    } else {
+        Invocation::Plain
+    }
+}
+
+fn run_new(
+    invocation: Invocation,
+    name: &str,
+    lang: Lang,
+    path: Option<&Path>,
+    kit_path: Option<&Path>,
+    model: bool,
+) -> u8 {
     use scaffold::{Kind, KitSource, create, names};
-    let names = match names(name) {
+    if lang != Lang::Rust {
+        // What the Rust template reads, refused rather than ignored.
+        for (given, flag) in [(model, "--model"), (kit_path.is_some(), "--kit-path")] {
+            if given {
+                eprintln!(
+                    "error: `{flag}` is for a Rust agent, not with `--lang {}`",
+                    lang.name()
+                );
+                return USAGE;
+            }
+        }
+    }
+    let names = match names(name, lang == Lang::Rust) {
         Ok(n) => n,
         Err(e) => {
             eprintln!("error: {e}");
@@ -179,8 +272,13 @@ fn run_new(name: &str, path: Option<&Path>, kit_path: Option<&Path>, model: bool
         }
     };
     let dir = path.map_or_else(|| PathBuf::from(name), Path::to_path_buf);
+    let version = env!("CARGO_PKG_VERSION").to_string();
+    let kit_path = kit_path
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("HOLON_KIT_PATH").map(PathBuf::from))
+        .filter(|_| lang == Lang::Rust);
     let kit = match kit_path {
-        Some(p) => match std::fs::canonicalize(p) {
+        Some(p) => match std::fs::canonicalize(&p) {
             Ok(abs) if abs.join("Cargo.toml").is_file() => KitSource::Path(abs),
             _ => {
                 eprintln!(
@@ -190,15 +288,24 @@ fn run_new(name: &str, path: Option<&Path>, kit_path: Option<&Path>, model: bool
                 return REFUSED;
             }
         },
-        None => KitSource::Version(env!("CARGO_PKG_VERSION").to_string()),
+        None => KitSource::Version(version),
     };
-    let kind = if model { Kind::Model } else { Kind::Plain };
+    let kind = match (lang, model) {
+        (Lang::Typescript, _) => Kind::TypeScript,
+        (Lang::Python, _) => Kind::Python,
+        (Lang::Rust, true) => Kind::Model,
+        (Lang::Rust, false) => Kind::Plain,
+    };
     match create(&dir, &names, &kit, kind) {
         Ok(_) => {
             eprintln!("created agent `{}` in `{}`", names.name, dir.display());
             eprintln!("next:");
             eprintln!("  cd {}", dir.display());
-            eprintln!("  cargo holon-test");
+            match lang {
+                Lang::Typescript => eprintln!("  npm install && npm test"),
+                Lang::Python => eprintln!("  uv run holon-test"),
+                Lang::Rust => eprintln!("  {}", invocation.name()),
+            }
             OK
         }
         Err(e) => {
@@ -208,7 +315,7 @@ fn run_new(name: &str, path: Option<&Path>, kit_path: Option<&Path>, model: bool
     }
 }
 
-fn run_tests(cli: &Cli) -> u8 {
+fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
     let manifest = match find_manifest(cli.manifest.as_deref()) {
         Ok(p) => p,
         Err(message) => {
@@ -226,37 +333,67 @@ fn run_tests(cli: &Cli) -> u8 {
     if !report.accepted() {
         return REFUSED;
     }
-    if let Err(config) = holon_core::config::read(&folder_of(&manifest)) {
-        eprint!("{}", check::render_human(&config, exit::color(None)));
-        if command::github_enabled() {
-            stdout(&command::github_render(&config));
+    let config = match holon_core::config::read(&folder_of(&manifest)) {
+        Ok(config) => config,
+        Err(config) => {
+            eprint!("{}", check::render_human(&config, exit::color(None)));
+            if command::github_enabled() {
+                stdout(&command::github_render(&config));
+            }
+            return REFUSED;
         }
-        return REFUSED;
-    }
+    };
     if let Some(url) = &cli.url {
-        return run_url(&manifest, url, cli);
+        return run_url(invocation, &manifest, url, cli);
     }
-    match &cli.server_cmd {
+    let (server, replay) = match &cli.server_cmd {
         Some(server) => {
-            let args = match libtest_arguments(cli) {
-                Ok(args) => args,
-                Err(code) => return code,
-            };
             let replay = format!(
-                "cargo holon-test --manifest {} --server-cmd {}",
+                "{} --manifest {} --server-cmd {}",
+                invocation.name(),
                 command::shell_quote(&manifest.display().to_string()),
                 command::shell_quote(server)
             );
-            // The warnings were printed above.
-            command::run_server_command(&manifest, server.clone(), command_line(cli), replay, &args)
+            (server.clone(), replay)
         }
-        None => cargo_test(&manifest, cli),
-    }
+        // A Cargo package is tested by its test target, both passes; any other agent by the
+        // server command its `holon-test.toml` names.
+        None if folder_of(&manifest).join("Cargo.toml").is_file() => {
+            return cargo_test(&manifest, cli);
+        }
+        None => match config.and_then(|c| c.server) {
+            Some(server) => {
+                let mut replay = invocation.name().to_string();
+                if cli.manifest.is_some() {
+                    replay.push_str(" --manifest ");
+                    replay.push_str(&command::shell_quote(&manifest.display().to_string()));
+                }
+                (server.command, replay)
+            }
+            None => {
+                eprintln!(
+                    "error: no server to test: `{}` is not in a Cargo package and `{}` names no server command\n  = hint: add to `{}`:\n\n    [server]\n    command = \"node dist/holon.js\"   # what starts the agent's MCP server, run with `PORT` set\n\n  or pass `--server-cmd \"CMD\"`",
+                    manifest.display(),
+                    holon_core::config::FILE,
+                    folder_of(&manifest)
+                        .join(holon_core::config::FILE)
+                        .display(),
+                );
+                return REFUSED;
+            }
+        },
+    };
+    let args = match libtest_arguments(cli) {
+        Ok(args) => args,
+        Err(code) => return code,
+    };
+    // The warnings were printed above.
+    command::run_server_command(&manifest, server, command_line(cli), replay, &args)
 }
 
 /// A `--url` run: each header's `${VAR}`s read (an unset one named, before any call), then the
 /// MCP pass against the server at `url`.
-fn run_url(manifest: &Path, url: &str, cli: &Cli) -> u8 {
+fn run_url(invocation: Invocation, manifest: &Path, url: &str, cli: &Cli) -> u8 {
     let mut headers = Vec::new();
     for text in &cli.headers {
         let header = match command::parse_header(text) {
@@ -282,7 +419,8 @@ fn run_url(manifest: &Path, url: &str, cli: &Cli) -> u8 {
         .map(|h| format!(" --header {}", command::shell_quote(&h.shown())))
         .collect();
     let replay = format!(
-        "cargo holon-test --manifest {} --url {}{shown}",
+        "{} --manifest {} --url {}{shown}",
+        invocation.name(),
         command::shell_quote(&manifest.display().to_string()),
         command::shell_quote(url)
     );
@@ -327,13 +465,6 @@ fn command_line(cli: &Cli) -> CommandLine {
 /// "could not run" (1) rather than a failed test (101).
 fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
     let package = folder_of(manifest).join("Cargo.toml");
-    if !package.is_file() {
-        eprintln!(
-            "error: no Cargo.toml beside `{}`\n  = hint: run inside an agent's package, or test any server with `--server-cmd \"CMD\"`",
-            manifest.display()
-        );
-        return REFUSED;
-    }
     // The test target runs in its package's folder: give it the path as the user meant it.
     let junit = cli.junit.as_ref().map(|p| match std::path::absolute(p) {
         Ok(abs) => abs,

@@ -1,8 +1,12 @@
 //! `holon-test.toml`, beside the manifest: what the tests of an agent need that the registry
-//! never sees. Today that is the upstreams the agent calls (a model, a paid API), each with the
-//! variable the agent reads its base URL from:
+//! never sees: the command that starts its server (an agent in any language), and the upstreams
+//! the agent calls (a model, a paid API), each with the variable the agent reads its base URL
+//! from:
 //!
 //! ```toml
+//! [server]
+//! command = "node dist/holon.js"   # run in this folder with `PORT` set
+//!
 //! [upstreams.model]            # a name of the author's choosing
 //! env = "OPENAI_BASE_URL"      # the variable the agent reads the service's base URL from
 //! url = "https://api.openai.com/v1"   # optional: the real URL when the variable is unset
@@ -28,8 +32,18 @@ pub const FILE: &str = "holon-test.toml";
 pub struct TestConfig {
     /// The file it was read from.
     pub path: PathBuf,
+    /// How to start the agent's server, when the file says.
+    pub server: Option<ServerCommand>,
     /// The upstreams, in file order.
     pub upstreams: Vec<Upstream>,
+}
+
+/// `[server]`: how `holon-test` starts an agent's MCP server when no `--server-cmd` is given
+/// and the agent is not a Cargo package.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerCommand {
+    /// The command, run with `sh -c` in the manifest's folder with `PORT` set.
+    pub command: String,
 }
 
 /// One service the agent calls.
@@ -47,6 +61,9 @@ pub struct Upstream {
 
 /// The fields of an upstream, for the "did you mean" of an unknown one.
 const FIELDS: [&str; 3] = ["env", "url", "secrets"];
+
+/// The tables of the file.
+const TABLES: [&str; 2] = ["server", "upstreams"];
 
 /// `holon-test.toml` in `dir`: `Ok(None)` when there is none, the report of its problems when it
 /// is refused.
@@ -70,7 +87,7 @@ pub fn read(dir: &Path) -> Result<Option<TestConfig>, Report> {
 /// Reads the text of a `holon-test.toml`; `path` names it in messages.
 pub fn parse(text: &str, path: &Path) -> Result<TestConfig, Report> {
     let mut problems = Vec::new();
-    let config = match DeTable::parse(text) {
+    let (server, upstreams) = match DeTable::parse(text) {
         Ok(root) => read_root(text, root.get_ref(), &mut problems),
         Err(e) => {
             let loc = e
@@ -78,23 +95,33 @@ pub fn parse(text: &str, path: &Path) -> Result<TestConfig, Report> {
                 .map_or(Loc { line: 1, column: 1 }, |s| loc(text, s.start));
             let message = crate::message::sentence(e.message());
             problems.push(Problem::new("toml-syntax", "", loc, message));
-            Vec::new()
+            (None, Vec::new())
         }
     };
     if problems.is_empty() {
         Ok(TestConfig {
             path: path.to_path_buf(),
-            upstreams: config,
+            server,
+            upstreams,
         })
     } else {
         Err(check::file_report(path, text, problems))
     }
 }
 
-fn read_root(text: &str, root: &DeTable<'_>, problems: &mut Vec<Problem>) -> Vec<Upstream> {
+fn read_root(
+    text: &str,
+    root: &DeTable<'_>,
+    problems: &mut Vec<Problem>,
+) -> (Option<ServerCommand>, Vec<Upstream>) {
     let mut upstreams = Vec::new();
+    let mut server = None;
     for (key, value) in root.iter() {
         let name = key.get_ref().as_ref();
+        if name == "server" {
+            server = read_server(text, value, problems);
+            continue;
+        }
         if name != "upstreams" {
             let mut p = Problem::new(
                 "unknown-field",
@@ -102,9 +129,11 @@ fn read_root(text: &str, root: &DeTable<'_>, problems: &mut Vec<Problem>) -> Vec
                 loc(text, key.span().start),
                 format!("unknown field `{name}` in `holon-test.toml`"),
             );
-            p = match crate::check::suggest(name, &["upstreams"]) {
+            p = match crate::check::suggest(name, &TABLES) {
                 Some(s) => p.hint(format!("did you mean `{s}`?")),
-                None => p.hint("the file declares `[upstreams.NAME]` tables"),
+                None => {
+                    p.hint("the file declares a `[server]` table and `[upstreams.NAME]` tables")
+                }
             };
             problems.push(p);
             continue;
@@ -140,7 +169,70 @@ fn read_root(text: &str, root: &DeTable<'_>, problems: &mut Vec<Problem>) -> Vec
         }
         seen.push(upstream);
     }
-    upstreams
+    (server, upstreams)
+}
+
+/// `[server]`: one field, `command`, a command line that is not blank.
+fn read_server(
+    text: &str,
+    value: &Spanned<DeValue<'_>>,
+    problems: &mut Vec<Problem>,
+) -> Option<ServerCommand> {
+    let Some(table) = value.get_ref().as_table() else {
+        problems.push(wrong_type(
+            text,
+            "/server",
+            value,
+            "a table (`[server]` with `command = \"...\"`)",
+        ));
+        return None;
+    };
+    let before = problems.len();
+    let mut command = None;
+    for (field, v) in table.iter() {
+        let field_name = field.get_ref().as_ref();
+        let here = format!("/server/{}", crate::pointer::escape(field_name));
+        match field_name {
+            "command" => match v.get_ref().as_str() {
+                Some(c) if !c.trim().is_empty() => command = Some(c.to_string()),
+                Some(_) => problems.push(Problem::new(
+                    "invalid-value",
+                    here,
+                    loc(text, v.span().start),
+                    "the server's `command` is empty",
+                )),
+                None => problems.push(wrong_type(text, &here, v, "a string")),
+            },
+            other => {
+                let mut p = Problem::new(
+                    "unknown-field",
+                    here,
+                    loc(text, field.span().start),
+                    format!("unknown field `{other}` in `[server]`"),
+                );
+                p = match crate::check::suggest(other, &["command"]) {
+                    Some(s) => p.hint(format!("did you mean `{s}`?")),
+                    None => p.hint("`[server]` has one field, `command`"),
+                };
+                problems.push(p);
+            }
+        }
+    }
+    if command.is_none() && problems.len() == before {
+        problems.push(
+            Problem::new(
+                "missing-field",
+                "/server",
+                find_table(text, "[server]"),
+                "`[server]` has no `command`",
+            )
+            .hint("name the command that starts the agent's MCP server, e.g. `command = \"node dist/holon.js\"`"),
+        );
+    }
+    if problems.len() > before {
+        return None;
+    }
+    command.map(|command| ServerCommand { command })
 }
 
 fn read_upstream(
@@ -301,8 +393,12 @@ fn loc(text: &str, at: usize) -> Loc {
 
 /// Where an upstream's table starts, for a problem of the whole upstream.
 fn find(text: &str, name: &str) -> Loc {
-    let header = format!("[upstreams.{name}]");
-    loc(text, text.find(&header).unwrap_or(0))
+    find_table(text, &format!("[upstreams.{name}]"))
+}
+
+/// Where a table's header is, for a problem of the whole table.
+fn find_table(text: &str, header: &str) -> Loc {
+    loc(text, text.find(header).unwrap_or(0))
 }
 
 #[cfg(test)]
@@ -384,6 +480,82 @@ mod tests {
         ] {
             let _ = parse(text, Path::new("holon-test.toml"));
         }
+    }
+
+    #[test]
+    fn a_server_command_reads_back_beside_the_upstreams() {
+        let config = parse(
+            "[server]\ncommand = \"node dist/holon.js\"\n\n[upstreams.model]\nenv = \"OPENAI_BASE_URL\"\n",
+            Path::new("holon-test.toml"),
+        )
+        .expect("accepted");
+        assert_eq!(
+            config.server,
+            Some(ServerCommand {
+                command: "node dist/holon.js".into()
+            })
+        );
+        assert_eq!(config.upstreams.len(), 1);
+        let none = parse(
+            "[upstreams.model]\nenv = \"X\"\n",
+            Path::new("holon-test.toml"),
+        )
+        .expect("accepted");
+        assert_eq!(none.server, None);
+    }
+
+    #[test]
+    fn every_problem_of_the_server_table_is_located() {
+        let found = problems("[server]\ncommand = \"node a.js\"\ncomand = \"x\"\nport = 3\n");
+        let ids: Vec<(&str, &str, u64, u64)> = found
+            .iter()
+            .map(|(c, p, l, col, _)| (c.as_str(), p.as_str(), *l, *col))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                ("unknown-field", "/server/comand", 3, 1),
+                ("unknown-field", "/server/port", 4, 1),
+            ],
+            "{found:?}"
+        );
+        assert!(found[0].4.contains("`comand`"), "{found:?}");
+        let report = parse("[server]\ncomand = \"x\"\n", Path::new("holon-test.toml")).unwrap_err();
+        assert_eq!(
+            report.diagnostics[0].hint.as_deref(),
+            Some("did you mean `command`?")
+        );
+
+        for (text, check, pointer, line) in [
+            (
+                "[server]\ncommand = 3\n",
+                "wrong-type",
+                "/server/command",
+                2,
+            ),
+            (
+                "[server]\ncommand = \"  \"\n",
+                "invalid-value",
+                "/server/command",
+                2,
+            ),
+            ("\n[server]\n", "missing-field", "/server", 2),
+            ("server = \"node a.js\"\n", "wrong-type", "/server", 1),
+            ("[serve]\ncommand = \"x\"\n", "unknown-field", "/serve", 1),
+        ] {
+            let found = problems(text);
+            assert_eq!(found.len(), 1, "{text}: {found:?}");
+            assert_eq!(
+                (found[0].0.as_str(), found[0].1.as_str(), found[0].2),
+                (check, pointer, line),
+                "{text}: {found:?}"
+            );
+        }
+        let report = parse("[serve]\ncommand = \"x\"\n", Path::new("holon-test.toml")).unwrap_err();
+        assert_eq!(
+            report.diagnostics[0].hint.as_deref(),
+            Some("did you mean `server`?")
+        );
     }
 
     #[test]

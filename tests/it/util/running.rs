@@ -91,7 +91,8 @@ impl Running {
         String::from_utf8_lossy(&self.stdout.lock().unwrap()).into_owned()
     }
 
-    fn stderr(&self) -> String {
+    /// Standard error so far, as text.
+    pub fn stderr(&self) -> String {
         String::from_utf8_lossy(&self.stderr.lock().unwrap()).into_owned()
     }
 

@@ -1,4 +1,5 @@
-//! `cargo holon-test new`: a new agent from the templates embedded in the binary.
+//! `holon-test new`: a new agent from the templates embedded in the binary, in Rust (holon-kit's
+//! runtime), TypeScript or Python (the official MCP SDK and an adapter file the author owns).
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +19,10 @@ pub enum Kind {
     /// An agent with a model behind it (ticket triage through an OpenAI-compatible API), with
     /// its upstream declared and recorded.
     Model,
+    /// The plain agent in TypeScript, on the official SDK.
+    TypeScript,
+    /// The plain agent in Python, on the official SDK.
+    Python,
 }
 
 impl Kind {
@@ -26,13 +31,17 @@ impl Kind {
         match self {
             Kind::Plain => TEMPLATES,
             Kind::Model => MODEL_TEMPLATES,
+            Kind::TypeScript => TYPESCRIPT_TEMPLATES,
+            Kind::Python => PYTHON_TEMPLATES,
         }
     }
 
     /// What the agent does, as its manifest and package say it.
     fn description(self) -> &'static str {
         match self {
-            Kind::Plain => "Counts the words of a text and finds the longest one.",
+            Kind::Plain | Kind::TypeScript | Kind::Python => {
+                "Counts the words of a text and finds the longest one."
+            }
             Kind::Model => {
                 "Reads a support ticket and returns its priority and a one-line summary, written by a chat model."
             }
@@ -71,16 +80,20 @@ const NEXTEST: Template = Template {
     text: include_str!("../../templates/agent/.config/nextest.toml"),
 };
 
+/// The manifest of the plain agent, the same in every language: the three templates teach one
+/// agent.
+const MANIFEST: Template = Template {
+    path: "holon.yaml",
+    text: include_str!("../../templates/agent/holon.yaml"),
+};
+
 /// Every file of a new agent. Embedded, so an installed `cargo-holon-test` needs no source tree.
 pub const TEMPLATES: &[Template] = &[
     Template {
         path: "Cargo.toml",
         text: include_str!("../../templates/agent/Cargo.toml.tmpl"),
     },
-    Template {
-        path: "holon.yaml",
-        text: include_str!("../../templates/agent/holon.yaml"),
-    },
+    MANIFEST,
     Template {
         path: "src/lib.rs",
         text: include_str!("../../templates/agent/src/lib.rs"),
@@ -143,6 +156,82 @@ pub const MODEL_TEMPLATES: &[Template] = &[
     SCHEMA,
     GITIGNORE,
     WORKFLOW,
+];
+
+/// Every file of a new TypeScript agent (`new --lang typescript`): the function in `agent.ts`,
+/// the adapter the author owns in `holon.ts` (the official SDK 2.x), `holon-test` as a
+/// development dependency, and `holon-test.toml` naming the server command.
+pub const TYPESCRIPT_TEMPLATES: &[Template] = &[
+    Template {
+        path: "package.json",
+        text: include_str!("../../templates/typescript/package.json"),
+    },
+    Template {
+        path: "tsconfig.json",
+        text: include_str!("../../templates/typescript/tsconfig.json"),
+    },
+    MANIFEST,
+    Template {
+        path: "holon-test.toml",
+        text: include_str!("../../templates/typescript/holon-test.toml"),
+    },
+    Template {
+        path: "agent.ts",
+        text: include_str!("../../templates/typescript/agent.ts"),
+    },
+    Template {
+        path: "holon.ts",
+        text: include_str!("../../templates/typescript/holon.ts"),
+    },
+    Template {
+        path: "README.md",
+        text: include_str!("../../templates/typescript/README.md"),
+    },
+    SCHEMA,
+    Template {
+        path: ".gitignore",
+        text: include_str!("../../templates/typescript/gitignore"),
+    },
+    Template {
+        path: ".github/workflows/holon.yml",
+        text: include_str!("../../templates/typescript/.github/workflows/holon.yml"),
+    },
+];
+
+/// Every file of a new Python agent (`new --lang python`): the function in `agent.py`, the
+/// adapter the author owns in `holon.py` (the official SDK 2.x), `holon-test` as a development
+/// dependency, and `holon-test.toml` naming the server command.
+pub const PYTHON_TEMPLATES: &[Template] = &[
+    Template {
+        path: "pyproject.toml",
+        text: include_str!("../../templates/python/pyproject.toml"),
+    },
+    MANIFEST,
+    Template {
+        path: "holon-test.toml",
+        text: include_str!("../../templates/python/holon-test.toml"),
+    },
+    Template {
+        path: "agent.py",
+        text: include_str!("../../templates/python/agent.py"),
+    },
+    Template {
+        path: "holon.py",
+        text: include_str!("../../templates/python/holon.py"),
+    },
+    Template {
+        path: "README.md",
+        text: include_str!("../../templates/python/README.md"),
+    },
+    SCHEMA,
+    Template {
+        path: ".gitignore",
+        text: include_str!("../../templates/python/gitignore"),
+    },
+    Template {
+        path: ".github/workflows/holon.yml",
+        text: include_str!("../../templates/python/.github/workflows/holon.yml"),
+    },
 ];
 
 /// Why an agent could not be created.
@@ -246,8 +335,9 @@ const KEYWORDS: &[&str] = &[
     "test",
 ];
 
-/// Checks a name against the manifest's rule (`^[a-z][a-z0-9-]{1,63}$`) and cargo's.
-pub fn names(name: &str) -> Result<Names, ScaffoldError> {
+/// Checks a name against the manifest's rule (`^[a-z][a-z0-9-]{1,63}$`), and for a Rust agent
+/// (`crate_rules`) cargo's.
+pub fn names(name: &str, crate_rules: bool) -> Result<Names, ScaffoldError> {
     let invalid = |rule: &str| ScaffoldError::InvalidName {
         name: name.to_string(),
         rule: rule.to_string(),
@@ -261,7 +351,7 @@ pub fn names(name: &str) -> Result<Names, ScaffoldError> {
         return Err(invalid("a name cannot end with `-` or hold `--`"));
     }
     let crate_name = name.replace('-', "_");
-    if KEYWORDS.contains(&crate_name.as_str()) {
+    if crate_rules && KEYWORDS.contains(&crate_name.as_str()) {
         return Err(invalid("it is a Rust keyword or a name cargo reserves"));
     }
     Ok(Names {
@@ -280,6 +370,8 @@ pub fn render(text: &str, names: &Names, kit: &KitSource, kind: Kind) -> String 
         .replace("{{crate_name}}", &names.crate_name)
         .replace("{{tool}}", &names.crate_name)
         .replace("{{kit}}", &kit_dep)
+        // The wheel and the npm packages carry this binary, at the crate's version.
+        .replace("{{kit_version}}", env!("CARGO_PKG_VERSION"))
         .replace("{{description}}", kind.description())
         .replace("{{manifest_schema}}", &manifest_schema())
 }
@@ -366,7 +458,9 @@ mod tests {
 
     #[test]
     fn names_follow_the_manifest_and_cargo_rules() {
-        assert_eq!(names("my-agent").unwrap().crate_name, "my_agent");
+        assert_eq!(names("my-agent", true).unwrap().crate_name, "my_agent");
+        // Cargo's reserved names bind a Rust agent only.
+        assert!(names("self", false).is_ok());
         for bad in [
             "My-agent",
             "a",
@@ -378,14 +472,14 @@ mod tests {
             "test",
             &"a".repeat(65),
         ] {
-            assert!(names(bad).is_err(), "{bad}");
+            assert!(names(bad, true).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn every_hole_is_filled() {
-        let n = names("my-agent").unwrap();
-        for kind in [Kind::Plain, Kind::Model] {
+        let n = names("my-agent", true).unwrap();
+        for kind in [Kind::Plain, Kind::Model, Kind::TypeScript, Kind::Python] {
             for t in kind.templates() {
                 let text = render(t.text, &n, &KitSource::Path("/kit".into()), kind);
                 assert!(!text.contains("{{"), "{} keeps a hole", t.path);
@@ -394,31 +488,46 @@ mod tests {
     }
 
     #[test]
-    fn the_manifest_template_passes_check_with_no_warnings() {
-        let n = names("my-agent").unwrap();
-        let text = render(
-            TEMPLATES[1].text,
-            &n,
-            &KitSource::Version("0.1.0".into()),
-            Kind::Plain,
-        );
-        let report = holon_core::check::check_str(&text, Path::new("holon.yaml"));
-        assert!(
-            report.accepted(),
-            "{}",
-            holon_core::check::render_human(&report, false)
-        );
-        assert_eq!(
-            report.warnings(),
-            0,
-            "{}",
-            holon_core::check::render_human(&report, false)
-        );
+    fn every_manifest_template_passes_check_with_no_warnings() {
+        let n = names("my-agent", true).unwrap();
+        // (The model-backed template's transient codes have no example: its fault trials reach
+        // them, and the run answers those warnings.)
+        for kind in [Kind::Plain, Kind::TypeScript, Kind::Python] {
+            let manifest = kind
+                .templates()
+                .iter()
+                .find(|t| t.path == "holon.yaml")
+                .expect("a manifest");
+            let text = render(manifest.text, &n, &KitSource::Version("0.1.0".into()), kind);
+            let report = holon_core::check::check_str(&text, Path::new("holon.yaml"));
+            let shown = holon_core::check::render_human(&report, false);
+            assert!(report.accepted(), "{kind:?}: {shown}");
+            assert_eq!(report.warnings(), 0, "{kind:?}: {shown}");
+        }
+    }
+
+    #[test]
+    fn every_test_config_template_names_its_server_and_is_accepted() {
+        let n = names("my-agent", true).unwrap();
+        for (kind, command) in [
+            (Kind::TypeScript, "node dist/holon.js"),
+            (Kind::Python, "python holon.py"),
+        ] {
+            let config = kind
+                .templates()
+                .iter()
+                .find(|t| t.path == "holon-test.toml")
+                .expect("a holon-test.toml");
+            let text = render(config.text, &n, &KitSource::Version("0.1.0".into()), kind);
+            let config = holon_core::config::parse(&text, Path::new("holon-test.toml"))
+                .unwrap_or_else(|r| panic!("{}", holon_core::check::render_human(&r, false)));
+            assert_eq!(config.server.map(|s| s.command).as_deref(), Some(command));
+        }
     }
 
     #[test]
     fn the_workflow_template_is_valid_yaml_that_runs_the_test_target_with_a_report() {
-        let n = names("my-agent").unwrap();
+        let n = names("my-agent", true).unwrap();
         let workflow = TEMPLATES
             .iter()
             .find(|t| t.path == ".github/workflows/holon.yml")
@@ -456,5 +565,40 @@ mod tests {
                 .is_some_and(|r| r.contains("cargo holon-test check --against \"$tag\""))),
             "no step checks the version against the newest tag"
         );
+    }
+
+    #[test]
+    fn the_typescript_and_python_workflows_run_the_tests_with_a_report() {
+        let n = names("my-agent", false).unwrap();
+        for (kind, command) in [
+            (Kind::TypeScript, "npm test"),
+            (Kind::Python, "uv run holon-test"),
+        ] {
+            let workflow = kind
+                .templates()
+                .iter()
+                .find(|t| t.path == ".github/workflows/holon.yml")
+                .expect("the workflow template");
+            let text = render(workflow.text, &n, &KitSource::Version("0.1.0".into()), kind);
+            let doc = holon_core::manifest::yaml::parse(&text)
+                .expect("valid YAML")
+                .to_json();
+            assert!(doc.pointer("/on/push").is_some() && doc.pointer("/on/pull_request").is_some());
+            let steps = doc
+                .pointer("/jobs/test/steps")
+                .and_then(|s| s.as_array())
+                .expect("steps");
+            let test = steps
+                .iter()
+                .find(|s| s["run"] == command)
+                .unwrap_or_else(|| panic!("{kind:?}: no step runs `{command}`"));
+            assert_eq!(test["env"]["HOLON_JUNIT"], "holon-junit.xml", "{kind:?}");
+            assert!(
+                steps
+                    .iter()
+                    .any(|s| s["with"]["report_paths"] == "holon-junit.xml"),
+                "{kind:?}: no step reads the JUnit report"
+            );
+        }
     }
 }
