@@ -53,18 +53,24 @@ function binary() {
 }
 
 const path = binary();
-const child = spawn(path, process.argv.slice(2), { stdio: 'inherit' });
-child.on('error', (e) => fail(`cannot run \`${path}\`: ${e.message}`));
+// The handlers are in place before the binary starts: a signal that came between the two would
+// end this process by its default action and leave the binary running, with no one to stop it.
 // A terminal's Ctrl-C reaches the whole foreground group, the binary included: it stops its
 // servers and exits, and this process follows. A signal sent to this process alone is passed on.
+let child = null;
+function endAs(signal) {
+  process.removeAllListeners(signal);
+  process.kill(process.pid, signal);
+}
 process.on('SIGINT', () => {});
 for (const signal of ['SIGTERM', 'SIGHUP']) {
-  process.on(signal, () => child.kill(signal));
+  process.on(signal, () => (child === null ? endAs(signal) : child.kill(signal)));
 }
+child = spawn(path, process.argv.slice(2), { stdio: 'inherit' });
+child.on('error', (e) => fail(`cannot run \`${path}\`: ${e.message}`));
 child.on('exit', (code, signal) => {
   if (signal !== null) {
-    process.removeAllListeners(signal);
-    process.kill(process.pid, signal);
+    endAs(signal);
     return;
   }
   process.exit(code ?? 1);
