@@ -12,6 +12,7 @@ mod api;
 mod bless;
 mod check;
 mod concurrency;
+mod conformance;
 mod eras;
 mod explore;
 mod faults;
