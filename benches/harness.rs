@@ -13,8 +13,14 @@
 //!   CPU time: the whole process's, less a run whose filter matches no trial (the same start,
 //!   manifest and checks), less the function's, which a busy machine inflates less;
 //! - MCP pass: the median trial, one trial and one call at a time (`HOLON_CONCURRENCY=1`: the
-//!   call, the answer judged; with more calls in flight a trial finds its answer ready);
-//! - whole run: every trial, as `cargo holon-test` runs them (all cores), spawn to exit;
+//!   call, the answer judged; with more calls in flight a trial finds its answer ready), in
+//!   2026-07-28 (`HOLON_PROTOCOL`);
+//! - the MCP pass in both eras against one: every `mcp::` trial at default settings, spawn to
+//!   exit, with `HOLON_PROTOCOL=2026-07-28` (1,001 trials) and with the default, each era the
+//!   server speaks (2,002 trials: word-stats' runtime speaks both), run alternately, 5 runs
+//!   each, medians and their ratio;
+//! - whole run: every trial, as `cargo holon-test` runs them (all cores, both eras), spawn to
+//!   exit;
 //! - the TypeScript SDK (`tests/interop/node/replay.mjs`): the median call, one at a time, its
 //!   answer checked, against this binary serving word-stats (word-stats' own `main`);
 //! - the server's floor: the same calls as hand-written HTTP/1.1 on one connection.
@@ -108,25 +114,50 @@ fn bench() {
     let bare = bare_function_time(&examples);
 
     // Each phase three times, and the middle run kept: the machine may be shared.
+    let modern = Some("2026-07-28");
     let function = middle(
         3,
-        || run_harness(&manifest, &["function::", "--test-threads", "1"], Some("1")),
+        || {
+            let args = ["function::", "--test-threads", "1"];
+            run_harness(&manifest, &args, Some("1"), None)
+        },
         |r| r.span,
     );
     let mcp = middle(
         3,
-        || run_harness(&manifest, &["mcp::", "--test-threads", "1"], Some("1")),
+        || {
+            run_harness(
+                &manifest,
+                &["mcp::", "--test-threads", "1"],
+                Some("1"),
+                modern,
+            )
+        },
         |r| r.median_call(),
     );
-    let whole = middle(3, || run_harness(&manifest, &[], None), |r| r.wall);
+    let whole = middle(3, || run_harness(&manifest, &[], None, None), |r| r.wall);
     let empty = middle(
         3,
-        || run_harness(&manifest, &["no-trial-has-this-name"], Some("1")),
+        || run_harness(&manifest, &["no-trial-has-this-name"], Some("1"), None),
         |r| r.process_cpu,
     );
+    // The MCP pass in one era and in both, alternately, so that the machine's load falls on
+    // both alike.
+    let (mut one_era, mut both_eras) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        let one = run_harness(&manifest, &["mcp::"], None, modern);
+        assert_eq!(one.passed, EXAMPLES + 1, "MCP pass, one era");
+        one_era.push(one.wall);
+        let both = run_harness(&manifest, &["mcp::"], None, None);
+        assert_eq!(both.passed, 2 * (EXAMPLES + 1), "MCP pass, both eras");
+        both_eras.push(both.wall);
+    }
+    one_era.sort();
+    both_eras.sort();
+    let (one_era, both_eras) = (one_era[2], both_eras[2]);
     assert_eq!(function.passed, EXAMPLES, "function pass");
     assert_eq!(mcp.passed, EXAMPLES + 1, "MCP pass");
-    assert_eq!(whole.passed, 2 * EXAMPLES + 1, "whole run");
+    assert_eq!(whole.passed, 3 * EXAMPLES + 2, "whole run");
     let (typescript, floor) = middle(
         3,
         || replay_with_typescript(&manifest, &replay, &examples),
@@ -171,8 +202,22 @@ fn bench() {
         us(mcp.call_quantile(0.9))
     );
     println!(
+        "  MCP pass, one era (2026-07-28), spawn to exit {:>7.1} ms   (median of 5, {} trials)",
+        ms(one_era),
+        EXAMPLES + 1
+    );
+    println!(
+        "  MCP pass, both eras, spawn to exit          {:>9.1} ms   (median of 5, {} trials)",
+        ms(both_eras),
+        2 * (EXAMPLES + 1)
+    );
+    println!(
+        "  ratio, both eras / one era                  {:>9.2}x   (goal <= 2x)",
+        both_eras.as_secs_f64() / one_era.as_secs_f64()
+    );
+    println!(
         "  whole run, {} trials, all cores, spawn to exit {:>6.1} ms   (goal < 3 s)",
-        2 * EXAMPLES + 1,
+        3 * EXAMPLES + 2,
         ms(whole.wall)
     );
     println!(
@@ -383,7 +428,7 @@ impl HarnessRun {
         let mut calls: Vec<Duration> = self
             .trials
             .iter()
-            .filter(|(name, _)| name != "mcp::tools/list")
+            .filter(|(name, _)| !name.ends_with("::tools/list"))
             .map(|(_, d)| *d)
             .collect();
         calls.sort();
@@ -400,13 +445,23 @@ impl HarnessRun {
     }
 }
 
-/// One harness process; with `--test-threads 1` the JSON events time each trial.
-fn run_harness(manifest: &Path, args: &[&str], concurrency: Option<&str>) -> HarnessRun {
+/// One harness process, in the protocol era `protocol` names (each the server speaks when
+/// `None`); with `--test-threads 1` the JSON events time each trial.
+fn run_harness(
+    manifest: &Path,
+    args: &[&str],
+    concurrency: Option<&str>,
+    protocol: Option<&str>,
+) -> HarnessRun {
     let exe = std::env::current_exe().expect("current_exe");
     let mut command = Command::new(exe);
     command.env_remove("HOLON_CONCURRENCY");
     if let Some(n) = concurrency {
         command.env("HOLON_CONCURRENCY", n);
+    }
+    command.env_remove("HOLON_PROTOCOL");
+    if let Some(era) = protocol {
+        command.env("HOLON_PROTOCOL", era);
     }
     let cpu_before = children_cpu();
     let start = Instant::now();

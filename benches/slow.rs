@@ -9,7 +9,8 @@
 //! run is timed from spawn to exit, the server's start included. Figures: 16 and 100 examples
 //! with default settings, and the peer in the same run: `HOLON_CONCURRENCY=2`, one call per
 //! libtest thread on a 2-core machine, which is how the harness ran before calls went out
-//! together. Each configuration runs three times; the table gives the median and the range.
+//! together. Each configuration runs three times; the table gives the median and the range. All
+//! in one protocol era (`HOLON_PROTOCOL=2026-07-28`): these figures are of calls in flight.
 //!
 //! Then a server that hangs on every call (tests/fixtures/servers/py_server.py with
 //! `CALL_SLEEP_S=3600`, the official Python SDK) through `cargo-holon-test --server-cmd`, on
@@ -116,6 +117,9 @@ fn run_harness(manifest: &Path, concurrency: Option<usize>, examples: usize) -> 
         .env("HOLON_BENCH_ROLE", "harness")
         .env("HOLON_BENCH_MANIFEST", manifest)
         .env_remove("HOLON_CONCURRENCY")
+        // Calls in flight, in one era: word-stats' runtime speaks both, and by default each
+        // example would be called once in each (BENCHMARKS.md, "Harness", has both against one).
+        .env("HOLON_PROTOCOL", "2026-07-28")
         .args(["--quiet", "--color", "never"]);
     if let Some(n) = concurrency {
         command.env("HOLON_CONCURRENCY", n.to_string());
@@ -212,7 +216,9 @@ fn run_server_cmd(manifest: &Path, python: &Path, hangs: bool) -> Duration {
         .env("MODE", "ok")
         .env("PYTHONPATH", python)
         .env_remove("HOLON_EXPLORE_CASES")
-        .env_remove("HOLON_CONCURRENCY");
+        .env_remove("HOLON_CONCURRENCY")
+        // In one era, as these figures were measured before the harness spoke two.
+        .env("HOLON_PROTOCOL", "2026-07-28");
     if hangs {
         command.env("CALL_SLEEP_S", "3600");
     }

@@ -62,6 +62,10 @@ fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
             "function::a sentence",
             "function::no word long enough",
             "function::short words left out",
+            // The kit's runtime speaks both protocol eras: each is tested.
+            "mcp::2025-11-25::a sentence",
+            "mcp::2025-11-25::no word long enough",
+            "mcp::2025-11-25::short words left out",
             "mcp::a sentence",
             "mcp::no word long enough",
             "mcp::short words left out",

@@ -39,6 +39,19 @@ async fn run(command: &mut Command) -> Output {
     output_within_async(command, RUN_LIMIT).await
 }
 
+/// The trials of word-stats' server through its URL, which passed, sorted: the kit's runtime
+/// speaks both eras, and is asked which manifest it serves in each.
+const BOTH_ERAS: [&str; 8] = [
+    "mcp::2025-11-25::a short article",
+    "mcp::2025-11-25::an empty document",
+    "mcp::2025-11-25::initialize",
+    "mcp::2025-11-25::tools/list",
+    "mcp::a short article",
+    "mcp::an empty document",
+    "mcp::initialize",
+    "mcp::tools/list",
+];
+
 /// The trials that passed, sorted: libtest prints them as they finish.
 fn passed(out: &Output) -> Vec<String> {
     let mut names: Vec<String> = stdout(out)
@@ -77,17 +90,7 @@ async fn a_server_that_requires_a_token_passes_with_the_header_and_never_prints_
     .env("TOKEN", TOKEN))
     .await;
     assert_eq!(code(&out), 0, "{}", text(&out));
-    assert_eq!(
-        passed(&out),
-        [
-            "mcp::a short article",
-            "mcp::an empty document",
-            "mcp::initialize",
-            "mcp::tools/list",
-        ],
-        "{}",
-        text(&out)
-    );
+    assert_eq!(passed(&out), BOTH_ERAS, "{}", text(&out));
     assert_eq!(front.refused.load(Ordering::SeqCst), 0);
     let report = std::fs::read_to_string(&junit).unwrap();
     assert!(report.contains("mcp::a short article"), "{report}");
@@ -147,7 +150,7 @@ async fn an_https_server_with_a_self_signed_certificate_works_with_ca_cert() {
     let out =
         run(holon_test(&word_stats_manifest(), &front.url, &["--ca-cert"]).arg(&certificate)).await;
     assert_eq!(code(&out), 0, "{}", text(&out));
-    assert_eq!(passed(&out).len(), 4, "{}", text(&out));
+    assert_eq!(passed(&out), BOTH_ERAS, "{}", text(&out));
 
     // The platform's roots alone do not know it: said, and nothing passes.
     let out = run(&mut holon_test(&word_stats_manifest(), &front.url, &[])).await;
@@ -279,6 +282,11 @@ async fn judged_live(model: &crate::util::fake_model::FakeModel) {
         assert_eq!(
             passed(&out),
             [
+                "mcp::2025-11-25::a question",
+                "mcp::2025-11-25::an empty ticket",
+                "mcp::2025-11-25::an outage",
+                "mcp::2025-11-25::initialize",
+                "mcp::2025-11-25::tools/list",
                 "mcp::a question",
                 "mcp::an empty ticket",
                 "mcp::an outage",
@@ -349,15 +357,18 @@ async fn a_server_not_built_with_the_kit_is_tested_all_the_same_with_one_line_sa
     let server = PythonServer::start();
     let out = run(&mut holon_test(&word_stats_manifest(), &server.url, &[])).await;
     assert_eq!(code(&out), 0, "{}", text(&out));
-    assert_eq!(passed(&out).len(), 4, "{}", text(&out));
+    assert_eq!(passed(&out), BOTH_ERAS, "{}", text(&out));
     let err = stderr(&out);
     let notes: Vec<&str> = err
         .lines()
         .filter(|l| l.contains("could not be compared"))
         .collect();
     assert_eq!(notes.len(), 1, "{}", text(&out));
+    // One line for both eras it announces nothing in.
     assert!(
-        notes[0].contains("announces no `holon/manifest`"),
+        notes[0].contains(
+            "announces no `holon/manifest` in its answer to `server/discover` (2026-07-28) nor in its answer to `initialize` (2025-11-25)"
+        ),
         "{}",
         notes[0]
     );
@@ -400,11 +411,11 @@ async fn a_url_that_is_not_an_mcp_endpoint_is_said_in_one_line() {
                 "text/html; charset=utf-8",
                 "<html><body>hello</body></html>",
             ),
-            "is not an MCP endpoint: it answered `initialize` with `text/html` rather than JSON or an event stream",
+            "is not an MCP endpoint: it answered `server/discover` (2026-07-28) and `initialize` (2025-11-25) with `text/html` rather than JSON or an event stream",
         ),
         (
             Behaviour::Answer(404, "text/plain", "no such page"),
-            "answered `initialize` with HTTP 404 Not Found: is not an MCP endpoint",
+            "answered `server/discover` (2026-07-28) and `initialize` (2025-11-25) with HTTP 404 Not Found: is not an MCP endpoint",
         ),
     ] {
         let front = Front::start(behaviour).await;
@@ -581,18 +592,8 @@ async fn holon_server_url_points_the_test_target_at_a_server_already_running() {
     };
     let out = output_within_async(cargo().env("HOLON_SERVER_URL", &front.url), CARGO_LIMIT).await;
     assert!(out.status.success(), "{}", text(&out));
-    // The MCP pass went to that server, and began by asking it who it is.
-    assert_eq!(
-        passed(&out),
-        [
-            "mcp::a short article",
-            "mcp::an empty document",
-            "mcp::initialize",
-            "mcp::tools/list",
-        ],
-        "{}",
-        text(&out)
-    );
+    // The MCP pass went to that server, and began by asking it who it is, in each era.
+    assert_eq!(passed(&out), BOTH_ERAS, "{}", text(&out));
     assert!(front.requests.load(Ordering::SeqCst) >= 4);
 
     // A value that is not a URL is refused naming the variable, and nothing runs.

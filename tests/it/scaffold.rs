@@ -121,13 +121,16 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
         "function::no word long enough",
         "explore::function",
         "explore::mcp",
+        // The kit's runtime speaks both protocol eras, and is tested in each.
+        "mcp::2025-11-25::tools/list",
+        "mcp::2025-11-25::a sentence",
     ] {
         assert!(
             out.contains(&format!("test {trial}")),
             "missing {trial}:\n{out}"
         );
     }
-    assert!(out.contains("11 passed; 0 failed"), "{out}");
+    assert!(out.contains("16 passed; 0 failed"), "{out}");
 
     // The runtime takes the tool's name from the manifest it embeds, so a rebuilt server
     // follows a rename. A server built before the rename (a stale deployment) does not, and
@@ -172,7 +175,8 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
         text(&rebuilt)
     );
 
-    // An example output that no longer matches the code: both passes of that example fail.
+    // An example output that no longer matches the code: both passes of that example fail, the
+    // MCP pass in each era.
     std::fs::write(
         &manifest,
         original.replace(
@@ -189,7 +193,11 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
     failed.sort();
     assert_eq!(
         failed,
-        ["function::a sentence", "mcp::a sentence"],
+        [
+            "function::a sentence",
+            "mcp::2025-11-25::a sentence",
+            "mcp::a sentence"
+        ],
         "{}",
         text(&drifted)
     );

@@ -155,14 +155,14 @@ fn sigkill_of_an_agent_s_test_binary_mid_call_leaves_no_server_and_no_watcher() 
 fn sigkill_of_cargo_holon_test_mid_call_ends_cargo_the_tests_and_the_server() {
     let marker = Marker::new();
     let running = broken_agent_mid_call(&marker);
-    assert!(
+    // Waited for: the trial is announced before its server starts.
+    let started = wait_until(Instant::now() + CARGO_LIMIT, || {
         marker
             .processes()
             .iter()
-            .any(|(_, cmd)| cmd.contains("/debug/broken-agent")),
-        "the server runs: {:#?}",
-        marker.processes()
-    );
+            .any(|(_, cmd)| cmd.contains("/debug/broken-agent"))
+    });
+    assert!(started, "the server runs: {:#?}", marker.processes());
     kill_and_expect_none_left(running, &marker, "cargo holon-test");
 }
 
@@ -219,7 +219,7 @@ const IGNORES_SIGTERM: &str = "trap '' TERM; sleep 300; exit";
 
 #[test]
 fn a_server_that_ignores_sigterm_is_killed() {
-    expect_stopped(IGNORES_SIGTERM, "did not answer an MCP `initialize`");
+    expect_stopped(IGNORES_SIGTERM, "did not answer an MCP `server/discover`");
 }
 
 #[test]
@@ -239,7 +239,7 @@ const CLOSES_ITS_OUTPUT: &str = "exec >&- 2>&-; sleep 300; exit";
 
 #[test]
 fn a_server_that_closes_its_stdout() {
-    expect_stopped(CLOSES_ITS_OUTPUT, "did not answer an MCP `initialize`");
+    expect_stopped(CLOSES_ITS_OUTPUT, "did not answer an MCP `server/discover`");
 }
 
 #[test]

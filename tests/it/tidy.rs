@@ -789,7 +789,7 @@ fn tests_read_proc_only_behind_a_linux_gate() {
 /// and the function pass's watchdog. Anything else waits on an event.
 const SLEEPS: [(&str, &str); 7] = [
     ("process.rs", "wait_ready"),
-    ("remote.rs", "connect"),
+    ("eras.rs", "first_answer"),
     ("process.rs", "wait_exit"),
     ("process.rs", "stop"),
     ("process.rs", "stop_all"),

@@ -89,6 +89,11 @@ struct Cli {
     /// one fault only.
     #[arg(long, value_name = "on|off", value_parser = command::parse_switch)]
     faults: Option<bool>,
+    /// Which MCP protocol eras to test the server in: `auto`, each era it speaks (2026-07-28,
+    /// with `server/discover` and the `_meta` envelope, and 2025-11-25, with `initialize`), or
+    /// `2026-07-28` or `2025-11-25` alone [default: auto, or `HOLON_PROTOCOL`].
+    #[arg(long, value_name = "auto|2026-07-28|2025-11-25", value_parser = command::parse_protocol)]
+    protocol: Option<command::Protocol>,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -458,6 +463,7 @@ fn command_line(cli: &Cli) -> CommandLine {
         faults: cli.faults,
         fault: None,
         server_url: None,
+        protocol: cli.protocol,
     }
 }
 
@@ -505,6 +511,9 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
         }
         if let Some(on) = cli.faults {
             c.env(command::FAULTS_VAR, if on { "1" } else { "0" });
+        }
+        if let Some(protocol) = cli.protocol {
+            c.env(command::PROTOCOL_VAR, protocol.name());
         }
     };
     let mut build = std::process::Command::new(&cargo);

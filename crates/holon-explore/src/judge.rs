@@ -55,6 +55,7 @@ fn one_line(answer: &Answer) -> String {
         Answer::Failed { code: None, .. } => "a failure with no code".into(),
         Answer::TextOnly(_) => "text only".into(),
         Answer::RpcError { code, .. } => format!("JSON-RPC error {code}"),
+        Answer::Malformed(_) => "a result that breaks the protocol".into(),
         Answer::Hung(_) | Answer::HungAlone(_) | Answer::HungNotRetried(_) => "no answer".into(),
         Answer::HttpStatus { status, .. } => format!("HTTP {status}"),
         Answer::Unreachable(_) => "no answer: the server could not be reached".into(),
@@ -82,6 +83,7 @@ fn answered(answer: &Answer) -> Vec<String> {
         Answer::RpcError { code, message } => {
             vec![format!("# JSON-RPC error {code}: {}", comment(message))]
         }
+        Answer::Malformed(why) => vec![format!("# breaks the protocol: {}", comment(why))],
         Answer::Hung(limit) | Answer::HungAlone(limit) | Answer::HungNotRetried(limit) => {
             vec![format!("# no answer within {limit} s")]
         }

@@ -12,6 +12,7 @@ use crate::Harness;
 use crate::settings::Layer;
 use holon_core::check::Report;
 
+pub use crate::era::{Era, PROTOCOL_VAR, Protocol, parse_protocol};
 pub use crate::error::{AddressError, SettingError};
 pub use crate::provenance::{RevisionError, read_revision};
 pub use crate::remote::{Header, parse_header, parse_url};

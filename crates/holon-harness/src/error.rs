@@ -26,6 +26,9 @@ pub enum SettingError {
     /// A number of seconds that is not above 0.
     #[error("must be a number of seconds above 0, not `{0}`")]
     Seconds(String),
+    /// `--protocol` or `HOLON_PROTOCOL` names no era the harness speaks.
+    #[error("the protocol is `auto`, `2026-07-28` or `2025-11-25`, not `{0}`")]
+    Protocol(String),
     /// A switch that is neither on nor off.
     #[error("is `on` or `off` (`1` or `0`), not `{0}`")]
     Switch(String),
@@ -219,12 +222,17 @@ pub enum NotReady {
     #[error("the server exited before it answered ({0})")]
     Exited(String),
     /// It did not answer within the startup limit.
-    #[error("the server did not answer an MCP `initialize` on port {port} within {seconds} s")]
+    #[error("the server did not answer an MCP `{asked}` on port {port} within {seconds} s{seen}")]
     Silent {
         /// The port it was given in `PORT`.
         port: u16,
         /// The startup limit.
         seconds: f64,
+        /// The request it was asked.
+        asked: String,
+        /// What the last try saw once the port took a connection, in parentheses; empty when
+        /// it never did.
+        seen: String,
     },
 }
 
@@ -251,24 +259,29 @@ pub enum FileError {
     },
 }
 
+/// Why a server cannot be tested in an era, or in any: one line, a predicate of "the server"
+/// (`answered `server/discover` (2026-07-28) with HTTP 404 Not Found: ...`), naming the era and
+/// what was wrong.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct EraFailure(pub String);
+
 /// Why the MCP pass has no server to call.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ServerError {
-    /// The pass's own runtime could not be started.
-    #[error("cannot start a tokio runtime: {0}")]
-    Runtime(String),
     /// The signed-link file server could not be started.
     #[error("cannot start the test file server: {0}")]
     FileServer(String),
     /// The server process did not start.
     #[error("the server did not start: {0}")]
     Start(StartError),
-    /// Its first `initialize` did not answer in time.
-    #[error("the MCP `initialize` timed out")]
-    InitializeTimedOut,
-    /// Its first `initialize` failed.
-    #[error("the MCP `initialize` failed: {0}")]
-    InitializeFailed(String),
+    /// It answered, but can be tested in no era the run tests, or its answers in this era
+    /// are wrong: why, in one line (and the server's output).
+    #[error("{0}")]
+    Eras(String),
+    /// It speaks fewer eras than this trial's: what the run says of its eras.
+    #[error("{0}")]
+    OneEra(String),
     /// The HTTP client could not be built.
     #[error("cannot build the HTTP client: {0}")]
     Client(String),
@@ -298,6 +311,12 @@ pub enum ToolsError {
         /// What went wrong.
         why: String,
     },
+    /// A 2026-07-28 `tools/list` result without its `resultType`.
+    #[error(
+        "the server's `tools/list` result has no `resultType`, which every 2026-07-28 result carries\ngateway status: {}",
+        Status::AgentError
+    )]
+    NoResultType,
     /// No tool listed.
     #[error("the server lists no tool; it must list exactly one, `{want}`")]
     None {

@@ -21,6 +21,7 @@ compile_error!(
 pub mod command;
 mod compare;
 mod context;
+mod era;
 mod error;
 pub mod exit;
 mod faults;
@@ -51,9 +52,10 @@ use std::time::Duration;
 use libtest_mimic::{Arguments, Trial};
 
 use crate::context::{Functions, Run};
+use crate::era::{Era, Protocol};
 use crate::error::RunError;
 use crate::function::FunctionPass;
-use crate::mcp::{McpPass, ServerAt};
+use crate::mcp::{McpPass, Server, ServerAt};
 use crate::pass::Caller;
 use crate::process::ServerSpec;
 use crate::record::{Fault, Records};
@@ -210,15 +212,20 @@ impl Harness {
     /// `.config/nextest.toml`), it starts the server once for the whole nextest run instead.
     pub fn run(self) -> ExitCode {
         if let Some(role) = setup::role() {
-            let startup = settings::resolve(&self.command_line, &self.given, &self.manifest, None)
-                .map(|s| s.startup)
-                .unwrap_or(settings::DEFAULT_STARTUP);
+            let (startup, protocol) =
+                settings::resolve(&self.command_line, &self.given, &self.manifest, None)
+                    .map(|s| (s.startup, s.protocol))
+                    .unwrap_or((settings::DEFAULT_STARTUP, Protocol::Auto));
+            let era = match protocol {
+                Protocol::Only(era) => era,
+                Protocol::Auto => Era::Modern,
+            };
             return ExitCode::from(setup::run(
                 role,
                 &self.manifest,
                 self.server.as_ref(),
                 &self.server_env,
-                startup,
+                (startup, era),
             ));
         }
         ExitCode::from(self.run_code(&Arguments::from_args()))
@@ -238,7 +245,7 @@ impl Harness {
         let mut trials = Vec::new();
         let function = self.agent.as_ref().map(|agent| {
             let pass = Arc::new(FunctionPass::new(&run, agent.clone(), threads(args)));
-            pass.select(selected(args, &run.manifest, Pass::Function));
+            pass.select(selected(args, &run.manifest, Pass::Function.name()));
             pass
         });
         let explorer = Explorer::new(run.manifest.clone(), Arc::new(run.settings.explore.clone()));
@@ -258,21 +265,22 @@ impl Harness {
         // manifest is the run's first failure, and a server that announces none is said once.
         if let Some(mcp) = &mcp
             && run.settings.server_url.is_some()
-            && runs(args, "mcp::initialize")
+            && (runs(args, "mcp::initialize") || runs(args, &format!("{}::initialize", second())))
         {
-            match mcp.connect_first() {
+            match mcp.server.connect_first() {
                 Ok(Some(note)) => eprintln!("{note}"),
                 Ok(None) => {}
                 Err(mismatch) => eprintln!("error: {mismatch}"),
             }
         }
-        // A server already running calls its real upstreams, where no fault can be planted.
+        // A server already running calls its real upstreams, where no fault can be planted;
+        // the fault trials probe the agent, in the newest era the server speaks.
         let mut passes: Vec<Arc<dyn Caller>> = Vec::new();
         passes.extend(function.clone().map(|f| f as Arc<dyn Caller>));
         passes.extend(
-            (mcp.clone())
+            (mcp.iter().filter_map(|m| m.passes.first()))
                 .filter(|m| !m.running())
-                .map(|m| m as Arc<dyn Caller>),
+                .map(|m| m.clone() as Arc<dyn Caller>),
         );
         let faults = faults::Faults::trials(
             &run,
@@ -297,8 +305,10 @@ impl Harness {
         }
         let mut passes: Vec<Arc<dyn Caller>> = Vec::new();
         passes.extend(function.map(|f| f as Arc<dyn Caller>));
-        passes.extend(mcp.clone().map(|m| m as Arc<dyn Caller>));
-        self.conclude(&run, args, &conclusion, &passes, mcp, started)
+        if let Some(mcp) = &mcp {
+            passes.extend(mcp.passes.iter().map(|m| m.clone() as Arc<dyn Caller>));
+        }
+        self.conclude(&run, args, &conclusion, &passes, mcp.as_ref(), started)
     }
 
     /// The command that runs these tests: `cargo holon-test`, or the `--server-cmd` line.
@@ -389,8 +399,9 @@ impl Harness {
 
     /// `mcp::tools/list`, the `mcp::<example>` trials and `explore::mcp`, all through one
     /// server shared by the process: the one this process starts, or one already running
-    /// (`--url`, `HOLON_SERVER_URL`), whose trials begin with `mcp::initialize`. `Err` when
-    /// the address or a header is not usable.
+    /// (`--url`, `HOLON_SERVER_URL`), whose trials begin with `mcp::initialize`; in the newest
+    /// era the server speaks, and the same trials of a second era after them
+    /// (`mcp::2025-11-25::...`). `Err` when the address or a header is not usable.
     fn mcp_trials(
         &self,
         run: &Arc<Run>,
@@ -398,7 +409,7 @@ impl Harness {
         explorer: &Arc<Explorer>,
         function: Option<Arc<FunctionPass>>,
         trials: &mut Vec<Trial>,
-    ) -> Result<Option<Arc<McpPass>>, RunError> {
+    ) -> Result<Option<Mcp>, RunError> {
         let at = match (&run.settings.server_url, &self.server) {
             (Some(url), _) => {
                 let (headers, ca_cert) = self.remote.clone();
@@ -421,10 +432,11 @@ impl Harness {
         if let Some(u) = &run.upstreams {
             env.extend(u.server_env().iter().cloned());
         }
-        let mcp = Arc::new(McpPass::new(run, at, env));
+        let server = McpPass::server(run, at, env);
+        let mcp = Arc::new(McpPass::new(run, server.clone(), 0));
         mcp.select(
             runs(args, "mcp::tools/list"),
-            selected(args, &run.manifest, Pass::Mcp),
+            selected(args, &run.manifest, "mcp"),
         );
         if mcp.running() {
             let m = mcp.clone();
@@ -439,13 +451,18 @@ impl Harness {
         for index in 0..run.manifest.examples.len() {
             trials.extend(pass::example_trial(run, mcp.clone(), index));
         }
+        let mut passes = vec![mcp.clone()];
+        if run.settings.protocol == Protocol::Auto {
+            passes.extend(second_era(run, args, &server, trials));
+        }
+        // Explore probes the agent, not the transport: in the newest era the server speaks.
         if run.settings.explore.cases > 0 {
             let reference = function
                 .filter(|_| run.settings.explore.differential)
                 .map(|f| f as Arc<dyn Caller>);
-            trials.push(pass::explore_trial(run, explorer, mcp.clone(), reference));
+            trials.push(pass::explore_trial(run, explorer, mcp, reference));
         }
-        Ok(Some(mcp))
+        Ok(Some(Mcp { server, passes }))
     }
 
     /// After the trials: the server stopped (its output shown when a trial failed), the notes,
@@ -456,11 +473,14 @@ impl Harness {
         args: &Arguments,
         conclusion: &libtest_mimic::Conclusion,
         passes: &[Arc<dyn Caller>],
-        mcp: Option<Arc<McpPass>>,
+        mcp: Option<&Mcp>,
         started: std::time::Instant,
     ) -> u8 {
+        if let Some(said) = mcp.and_then(|m| m.server.said()) {
+            eprintln!("\nmcp: {said}");
+        }
         if let Some(mcp) = &mcp
-            && let Some(output) = mcp.stop()
+            && let Some(output) = mcp.server.stop(mcp.passes.iter().any(|p| p.hung()))
             && conclusion.has_failed()
         {
             eprintln!("\n--- server output (last lines) ---\n{output}\n---");
@@ -520,12 +540,81 @@ fn runs(args: &Arguments, name: &str) -> bool {
     !args.list && !args.is_filtered_out(&trial) && !args.is_ignored(&trial)
 }
 
-/// The examples whose `<pass>::<name>` trial will run.
-fn selected(args: &Arguments, manifest: &Manifest, pass: Pass) -> Vec<usize> {
+/// The examples whose `<prefix>::<name>` trial will run (`function`, `mcp`,
+/// `mcp::2025-11-25`).
+fn selected(args: &Arguments, manifest: &Manifest, prefix: &str) -> Vec<usize> {
     (manifest.examples.iter().enumerate())
-        .filter(|(_, e)| runs(args, &format!("{}::{}", pass.name(), e.name)))
+        .filter(|(_, e)| runs(args, &format!("{prefix}::{}", e.name)))
         .map(|(i, _)| i)
         .collect()
+}
+
+/// The MCP pass of a run: its server, and the pass in each era it is tested in (the newest
+/// first).
+struct Mcp {
+    server: Arc<Server>,
+    passes: Vec<Arc<McpPass>>,
+}
+
+/// What the trial names of the second era of a server that speaks both begin with:
+/// `mcp::2025-11-25` (the `mcp::` trials are those of the newest era it speaks).
+fn second() -> String {
+    format!("mcp::{}", Era::Legacy.version())
+}
+
+/// The trials of the second era of a server that speaks both, 2025-11-25, after the newest's
+/// (`mcp::2025-11-25::initialize`, `::tools/list`, `::<example>`), under `--protocol auto`.
+/// `--list` lists them all, since it starts no server; a run that will run one of them learns
+/// the server's eras first (starting it before the trials) and has none for a server that
+/// speaks one era, but for an `--exact` run (nextest runs each trial so), where the trial says
+/// that it had nothing to test.
+fn second_era(
+    run: &Arc<Run>,
+    args: &Arguments,
+    server: &Arc<Server>,
+    trials: &mut Vec<Trial>,
+) -> Option<Arc<McpPass>> {
+    let prefix = second();
+    let name = |what: &str| format!("{prefix}::{what}");
+    let examples = selected(args, &run.manifest, &prefix);
+    let own = ["tools/list", "initialize"];
+    if !args.list && examples.is_empty() && !own.iter().any(|what| runs(args, &name(what))) {
+        return None;
+    }
+    if !args.list && !args.exact && server.eras_tested() < 2 {
+        return None;
+    }
+    let pass = Arc::new(McpPass::new(run, server.clone(), 1));
+    pass.select(runs(args, &name("tools/list")), examples);
+    let nothing = |pass: &Arc<McpPass>| {
+        let pass = pass.clone();
+        move || pass.missing()
+    };
+    if server.running() {
+        let m = pass.clone();
+        trials.push(record::ignorable(
+            &run.records,
+            name("initialize"),
+            nothing(&pass),
+            move || m.initialize().map_err(Fault::from),
+        ));
+    }
+    let m = pass.clone();
+    trials.push(record::ignorable(
+        &run.records,
+        name("tools/list"),
+        nothing(&pass),
+        move || m.tools_list().map_err(Fault::from),
+    ));
+    for (index, example) in run.manifest.examples.iter().enumerate() {
+        trials.push(record::ignorable(
+            &run.records,
+            name(&example.name),
+            nothing(&pass),
+            pass::example_judged(run, pass.clone(), index),
+        ));
+    }
+    Some(pass)
 }
 
 /// The threads the function pass may compute on: libtest's `--test-threads`, or one per core.

@@ -57,8 +57,22 @@ pub(crate) trait Caller: Send + Sync {
 pub(crate) fn example_trial(run: &Run, caller: Arc<dyn Caller>, index: usize) -> Option<Trial> {
     let example = run.manifest.examples.get(index)?;
     let name = format!("{}::{}", caller.pass().name(), example.name);
+    Some(record::trial(
+        &run.records,
+        name,
+        example_judged(run, caller, index),
+    ))
+}
+
+/// The body of an example's trial on `caller`: the answer judged against `examples[index]`,
+/// and seen by `--bless`.
+pub(crate) fn example_judged(
+    run: &Run,
+    caller: Arc<dyn Caller>,
+    index: usize,
+) -> impl FnOnce() -> Result<(), Fault> + Send + 'static {
     let (manifest, bless) = (run.manifest.clone(), run.bless.clone());
-    Some(record::trial(&run.records, name, move || {
+    move || {
         let example = (manifest.examples.get(index)).ok_or(NoAnswer::NoExample(index))?;
         let gateway = manifest.gateway();
         match caller.answer_of(index) {
@@ -75,7 +89,7 @@ pub(crate) fn example_trial(run: &Run, caller: Arc<dyn Caller>, index: usize) ->
                 verdict::judge_as(gateway, example, got, caller.live(), caller.pass().name())
             }
         }
-    }))
+    }
 }
 
 /// The `explore::<pass>` trial: the run's plan through `caller`, a batch at a time where the

@@ -23,7 +23,8 @@ pub enum ServerSpec {
 }
 
 impl ServerSpec {
-    fn describe(&self) -> String {
+    /// The binary or the command, in backticks.
+    pub(crate) fn describe(&self) -> String {
         match self {
             ServerSpec::Binary(p) => format!("`{}`", p.display()),
             ServerSpec::Command(c) => format!("`{c}`"),
@@ -69,6 +70,14 @@ impl Output {
     }
 }
 
+/// What a server that was started said to a try of the request it must answer.
+pub enum Readiness {
+    /// It answered (in whatever way): it is up.
+    Ready,
+    /// Nothing answered yet; what the try saw, as a predicate of "the server".
+    NotYet(String),
+}
+
 /// A running server.
 pub struct ServerProcess {
     child: Arc<Mutex<Child>>,
@@ -90,21 +99,23 @@ pub struct ServerProcess {
 
 impl ServerProcess {
     /// Starts the server in `dir` with `PORT` set to a free port and waits until `ready`
-    /// says it answers (polled with backoff), within `limit`. A port taken between picking and
-    /// binding is retried with another one.
+    /// says it answers (polled with backoff), within `limit`; `asked` is the MCP request
+    /// `ready` sends, for the message of a server that never answers it. A port taken between
+    /// picking and binding is retried with another one.
     pub fn start(
         spec: &ServerSpec,
         dir: &std::path::Path,
         env: &[(String, String)],
         limit: Duration,
-        ready: impl Fn(u16) -> bool,
+        asked: &str,
+        ready: impl Fn(u16) -> Readiness,
     ) -> Result<ServerProcess, StartError> {
         let mut last = None;
         for _ in 0..3 {
             let (port, claim) = pick_port().ok_or(StartError::NoPort)?;
             let mut server = spawn(spec, dir, env, port)?;
             server.claim = claim;
-            match server.wait_ready(limit, &ready) {
+            match server.wait_ready(limit, asked, &ready) {
                 Ok(()) => return Ok(server),
                 Err(why) => {
                     let retry = server.output.mentions_port_in_use();
@@ -123,20 +134,32 @@ impl ServerProcess {
         Err(last.map_or(StartError::PortTakenThrice, StartError::PortTaken))
     }
 
-    fn wait_ready(&self, limit: Duration, ready: &impl Fn(u16) -> bool) -> Result<(), NotReady> {
+    fn wait_ready(
+        &self,
+        limit: Duration,
+        asked: &str,
+        ready: &impl Fn(u16) -> Readiness,
+    ) -> Result<(), NotReady> {
         let start = Instant::now();
         let mut pause = Duration::from_millis(5);
+        // What the last try saw, once the port took a connection.
+        let mut seen = None;
         loop {
             if let Some(status) = self.exit_status() {
                 return Err(NotReady::Exited(status.to_string()));
             }
-            if port_open(self.port) && ready(self.port) {
-                return Ok(());
+            if port_open(self.port) {
+                match ready(self.port) {
+                    Readiness::Ready => return Ok(()),
+                    Readiness::NotYet(why) => seen = Some(why),
+                }
             }
             if start.elapsed() > limit {
                 return Err(NotReady::Silent {
                     port: self.port,
                     seconds: limit.as_secs_f64(),
+                    asked: asked.to_string(),
+                    seen: seen.map_or(String::new(), |why| format!(" (it {why})")),
                 });
             }
             // Polling with backoff: the server gives no other signal that it is ready.

@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use libtest_mimic::{Failed, Trial};
+use libtest_mimic::{Completion, Failed, Trial};
 
 use holon_core::gateway::Status;
 
@@ -100,9 +100,35 @@ pub(crate) fn trial(
     run: impl FnOnce() -> Result<(), Fault> + Send + 'static,
 ) -> Trial {
     let name = name.into();
-    let recorded = name.clone();
+    Trial::test(name.clone(), recorded(records, name, run))
+}
+
+/// A [`trial`] that may find, when it runs, that it has nothing to test: `nothing` says why
+/// (libtest then reports it ignored, with that reason, and no record is kept); otherwise it
+/// runs as a trial does.
+pub(crate) fn ignorable(
+    records: &Arc<Records>,
+    name: impl Into<String>,
+    nothing: impl FnOnce() -> Option<String> + Send + 'static,
+    run: impl FnOnce() -> Result<(), Fault> + Send + 'static,
+) -> Trial {
+    let name = name.into();
+    let run = recorded(records, name.clone(), run);
+    Trial::ignorable_test(name, move || match nothing() {
+        Some(why) => Ok(Completion::ignored_with(why)),
+        None => run().map(|()| Completion::Completed),
+    })
+}
+
+/// `run` as a trial's body whose end is recorded in `records` (see [`trial`]).
+fn recorded(
+    records: &Arc<Records>,
+    name: String,
+    run: impl FnOnce() -> Result<(), Fault> + Send + 'static,
+) -> impl FnOnce() -> Result<(), Failed> + Send + 'static {
+    let recorded = name;
     let records = records.clone();
-    Trial::test(name, move || {
+    move || {
         let started = Instant::now();
         let result = catch_unwind(AssertUnwindSafe(run));
         let (failure, cause) = match &result {
@@ -143,7 +169,7 @@ pub(crate) fn trial(
             Ok(Err(_)) => Err(Failed::from(shown)),
             Err(panic) => resume_unwind(panic),
         }
-    })
+    }
 }
 
 impl Records {

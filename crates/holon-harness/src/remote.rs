@@ -1,25 +1,16 @@
 //! A server already running (`--url`, `HOLON_SERVER_URL`): its address, the headers sent with
 //! every request (`--header`, `${VAR}` taken from the environment, a value never printed), the
-//! TLS roots (the platform's, and `--ca-cert`), the connection that waits for it within the
-//! startup limit, and the comparison of the manifest it announces with the one under test; and
-//! the MCP pass's HTTP client, for it and for a server the pass starts.
+//! TLS roots (the platform's, and `--ca-cert`), and the comparison of the manifest it announces
+//! with the one under test; and the MCP pass's HTTP client, for it and for a server the pass
+//! starts. (How it is reached, in each era, is `mcp::eras`.)
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
-
-use rmcp::service::RunningService;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::{
-    StreamableHttpClientTransportConfig, StreamableHttpError,
-};
-use rmcp::{RoleClient, ServiceExt};
+use std::time::Duration;
 
 use crate::error::{AddressError, RemoteError, ServerError};
 use crate::provenance;
 use holon_core::manifest::Manifest;
 use holon_core::manifest::identity::Identity;
-
-type Client = RunningService<RoleClient, ()>;
 
 /// One `--header 'NAME: VALUE'`: its value is never printed (`Debug` shows `NAME: ***`).
 #[derive(Clone)]
@@ -133,14 +124,6 @@ pub struct Remote {
     roots: Vec<reqwest::Certificate>,
 }
 
-/// Why a connection to a server already running failed.
-enum Refused {
-    /// Nothing answered there (yet): tried again until the startup limit.
-    Unreachable(String),
-    /// Something answered, and not as an MCP server does: said at once.
-    Answered(String),
-}
-
 impl Remote {
     /// The server at `url` (checked by [`parse_url`]), reached with `headers` (already
     /// expanded) and trusting `ca_cert`'s certificates beside the platform's: read here, so a
@@ -163,9 +146,14 @@ impl Remote {
         redact(&self.url)
     }
 
+    /// The address itself, credentials included: only the HTTP client reads it.
+    pub(crate) fn url(&self) -> &str {
+        &self.url
+    }
+
     /// The HTTP client: the headers on every request (marked sensitive), the platform's roots
     /// and `--ca-cert`'s, no proxy, no redirect.
-    fn client(&self) -> Result<reqwest::Client, RemoteError> {
+    pub(crate) fn client(&self) -> Result<reqwest::Client, RemoteError> {
         let mut headers = reqwest::header::HeaderMap::new();
         for header in &self.headers {
             let name = reqwest::header::HeaderName::from_bytes(header.name.as_bytes())
@@ -177,55 +165,6 @@ impl Remote {
         }
         let builder = http_client(IDLE_REUSE).default_headers(headers);
         with_roots(builder, &self.roots)
-    }
-
-    /// The MCP `initialize`, tried again while nothing answers (polled with backoff), within
-    /// `limit`; an answer that is not an MCP server's ends it at once, in one line.
-    pub fn connect(
-        &self,
-        runtime: &tokio::runtime::Runtime,
-        limit: Duration,
-    ) -> Result<Client, RemoteError> {
-        let client = self.client()?;
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(20);
-        loop {
-            let left = limit.saturating_sub(started.elapsed());
-            let attempt = runtime.block_on(async {
-                let config = StreamableHttpClientTransportConfig::with_uri(self.url.clone());
-                let transport = StreamableHttpClientTransport::with_client(client.clone(), config);
-                match tokio::time::timeout(left.max(Duration::from_millis(1)), ().serve(transport))
-                    .await
-                {
-                    Err(_) => Err(Refused::Unreachable(
-                        "no answer to `initialize`".to_string(),
-                    )),
-                    Ok(Ok(client)) => Ok(client),
-                    Ok(Err(e)) => Err(refusal(&e)),
-                }
-            });
-            match attempt {
-                Ok(client) => return Ok(client),
-                Err(Refused::Answered(what)) => {
-                    return Err(RemoteError::Answered {
-                        shown: self.shown(),
-                        what,
-                    });
-                }
-                Err(Refused::Unreachable(why)) if started.elapsed() + pause >= limit => {
-                    return Err(RemoteError::Unreachable {
-                        shown: self.shown(),
-                        seconds: limit.as_secs_f64(),
-                        why,
-                    });
-                }
-                Err(Refused::Unreachable(_)) => {
-                    // Polling with backoff: a server still starting gives no other sign.
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(500));
-                }
-            }
-        }
     }
 }
 
@@ -291,110 +230,32 @@ fn with_roots(
         .map_err(|e| RemoteError::Client(e.to_string()))
 }
 
-/// What a failed `initialize` says about the server: nothing there, or something that is not
-/// an MCP server (an HTTP status, a page, a body that is not JSON-RPC).
-fn refusal(error: &rmcp::service::ClientInitializeError) -> Refused {
-    use rmcp::service::ClientInitializeError as E;
-    let mut source: Option<&(dyn std::error::Error + 'static)> = match error {
-        E::TransportError { error, .. } => Some(error),
-        other => Some(other),
-    };
-    while let Some(current) = source {
-        if let Some(http) = current.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-            return match http {
-                StreamableHttpError::HttpStatus(e) => Refused::Answered(status_said(e.status)),
-                StreamableHttpError::AuthRequired(_) => Refused::Answered(status_said(401)),
-                StreamableHttpError::InsufficientScope(_) => Refused::Answered(status_said(403)),
-                StreamableHttpError::UnexpectedServerResponse(text) => {
-                    match text
-                        .strip_prefix("HTTP ")
-                        .and_then(|t| t.get(..3)?.parse().ok())
-                    {
-                        Some(status) => Refused::Answered(status_said(status)),
-                        None => Refused::Answered(
-                            "is not an MCP endpoint: its answer to `initialize` is not JSON-RPC"
-                                .to_string(),
-                        ),
-                    }
-                }
-                StreamableHttpError::UnexpectedContentType(kind) => Refused::Answered(format!(
-                    "is not an MCP endpoint: it answered `initialize` with {} rather than JSON or an event stream",
-                    match kind {
-                        Some(kind) =>
-                            format!("`{}`", kind.split(';').next().unwrap_or(kind).trim()),
-                        None => "no content type".to_string(),
-                    }
-                )),
-                StreamableHttpError::Deserialize(_) => Refused::Answered(
-                    "is not an MCP endpoint: its answer to `initialize` is not JSON-RPC"
-                        .to_string(),
-                ),
-                StreamableHttpError::Client(e) => unreachable_or(e),
-                other => Refused::Unreachable(other.to_string()),
-            };
-        }
-        if let Some(e) = current.downcast_ref::<reqwest::Error>() {
-            return unreachable_or(e);
-        }
-        source = current.source();
-    }
-    match error {
-        E::JsonRpcError(e) => Refused::Answered(format!(
-            "answered `initialize` with the JSON-RPC error {}: {}",
-            e.code.0, e.message
-        )),
-        other => Refused::Unreachable(other.to_string()),
-    }
+/// The note for a server that announces no manifest in its answers to `openings` (the requests
+/// that opened its eras, as shown): it was not built with the kit, and is tested all the same.
+pub fn unannounced(remote: &Remote, openings: &[String]) -> String {
+    format!(
+        "note: the server at `{}` announces no `holon/manifest` in its answer to {} (it was not built with holon-kit): which manifest it serves could not be compared",
+        remote.shown(),
+        openings.join(" nor in its answer to ")
+    )
 }
 
-/// A client error: nothing to connect to (tried again), or a TLS or protocol failure (said).
-fn unreachable_or(error: &reqwest::Error) -> Refused {
-    // The innermost cause says it (`Connection refused`, `invalid peer certificate`); the
-    // layers above it repeat the URL and the library's stages.
-    let mut why = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(s) = source {
-        why = s.to_string();
-        source = s.source();
-    }
-    if error.is_connect() && !why.to_lowercase().contains("certificate") {
-        Refused::Unreachable(why)
-    } else {
-        Refused::Answered(format!("could not be spoken to: {why}"))
-    }
-}
-
-/// What an HTTP status in answer to `initialize` means, in one line.
-fn status_said(status: u16) -> String {
-    match status {
-        401 | 403 => format!(
-            "answered `initialize` with HTTP {status} {}: it wants credentials (pass them with `--header`, e.g. `--header 'Authorization: Bearer ${{TOKEN}}'`)",
-            if status == 401 { "Unauthorized" } else { "Forbidden" }
-        ),
-        404 => "answered `initialize` with HTTP 404 Not Found: is not an MCP endpoint (is the path right? the kit's runtime serves `/mcp`)".to_string(),
-        other => format!("answered `initialize` with HTTP {other}: is not an MCP endpoint that takes calls"),
-    }
-}
-
-/// Whether the server runs the manifest under test, from what its `initialize` announced:
-/// `Ok(None)` when it does, `Ok(Some(note))` when it announces none (not built with the kit:
-/// tested all the same), `Err` when it was built from another manifest.
+/// Whether the server runs the manifest under test, from what its answer to the request that
+/// opened an era announced: `Ok(true)` when it does, `Ok(false)` when it announces none (see
+/// [`unannounced`]), `Err` when it was built from another manifest.
 pub fn compare(
     remote: &Remote,
     local: &Manifest,
     announced: Option<&rmcp::model::MetaObject>,
-) -> Result<Option<String>, ServerError> {
+) -> Result<bool, ServerError> {
     let Some(theirs) = announced.and_then(|meta| Identity::from_meta(meta)) else {
-        return Ok(Some(format!(
-            "note: the server at `{}` announces no `holon/manifest` in its `initialize` result (it was not built with holon-kit): which manifest it serves could not be compared",
-            remote.shown()
-        )));
+        return Ok(false);
     };
     let Some(ours) = local.identity() else {
-        return Ok(None);
+        return Ok(true);
     };
     if theirs.sha256 == ours.sha256 {
-        return Ok(None);
+        return Ok(true);
     }
     // Only a server built from another manifest needs the document, for where they differ.
     let document = Identity::of_text(&local.text).map_or(serde_json::Value::Null, |(_, d)| d);

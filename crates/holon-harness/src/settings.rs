@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::era::{self, PROTOCOL_VAR, Protocol};
 use crate::error::SettingError;
 use holon_explore as explore;
 use holon_upstream::fault::{self, Only};
@@ -77,6 +78,8 @@ pub struct Layer {
     pub fault: Option<Only>,
     /// The address of a server already running, to test instead of starting one.
     pub server_url: Option<String>,
+    /// Which MCP eras to test the server in.
+    pub protocol: Option<Protocol>,
 }
 
 impl Layer {
@@ -113,6 +116,7 @@ impl Layer {
             })?,
             // Checked as a URL where the run builds its target (`lib`), naming the variable.
             server_url: var(SERVER_URL_VAR)?,
+            protocol: parsed(PROTOCOL_VAR, var(PROTOCOL_VAR)?, era::parse_protocol)?,
         })
     }
 
@@ -130,6 +134,7 @@ impl Layer {
             faults: self.faults.or(lower.faults),
             fault: self.fault.or(lower.fault),
             server_url: self.server_url.or_else(|| lower.server_url.clone()),
+            protocol: self.protocol.or(lower.protocol),
         }
     }
 }
@@ -155,6 +160,8 @@ pub struct Settings {
     pub fault: Option<Only>,
     /// A server already running to test, instead of starting one.
     pub server_url: Option<String>,
+    /// Which MCP eras the server is tested in: each it speaks, or the one named.
+    pub protocol: Protocol,
 }
 
 /// The settings of a run on the manifest at `path`: `command_line` over the environment over
@@ -187,11 +194,16 @@ fn resolve_layers(
         Some(seed) => seed,
         None => explore::manifest_seed(path)?,
     };
+    // Explore runs in the newest era tested: one the run pinned is pinned again.
+    let pinned = given.protocol.filter(|p| *p != Protocol::Auto);
     let replay = match replay {
         Some(base) => {
             let mut line = format!("{base} --explore-seed {seed}");
             if cases != explore::DEFAULT_CASES {
                 line.push_str(&format!(" --explore-cases {cases}"));
+            }
+            if let Some(protocol) = pinned {
+                line.push_str(&format!(" --protocol {}", protocol.name()));
             }
             line.push_str(" -- --exact {trial}");
             line
@@ -200,6 +212,9 @@ fn resolve_layers(
             let mut line = format!("{EXPLORE_SEED_VAR}={seed}");
             if cases != explore::DEFAULT_CASES {
                 line.push_str(&format!(" {EXPLORE_CASES_VAR}={cases}"));
+            }
+            if let Some(protocol) = pinned {
+                line.push_str(&format!(" {PROTOCOL_VAR}={}", protocol.name()));
             }
             line.push_str(" cargo holon-test -- --exact {trial}");
             line
@@ -221,6 +236,7 @@ fn resolve_layers(
         faults: given.faults.unwrap_or(true),
         fault: given.fault,
         server_url: given.server_url,
+        protocol: given.protocol.unwrap_or_default(),
     })
 }
 
@@ -335,6 +351,13 @@ mod tests {
                 fault: fault::Fault::Reset,
             }),
             server_url: Some(format!("http://127.0.0.1:{n}/mcp")),
+            protocol: Some(
+                [
+                    Protocol::Only(era::Era::Modern),
+                    Protocol::Only(era::Era::Legacy),
+                    Protocol::Auto,
+                ][n - 1],
+            ),
         };
         let (command_line, environment, harness) = (all(1, true), all(2, false), all(3, true));
         let settings = |c: &Layer, e: &Layer, h: &Layer| {
@@ -357,12 +380,21 @@ mod tests {
             assert_eq!(s.faults, on);
             assert_eq!(s.fault.map(|f| f.exchange), Some(n));
             assert_eq!(s.server_url, Some(format!("http://127.0.0.1:{n}/mcp")));
+            assert_eq!(
+                s.protocol,
+                [
+                    Protocol::Only(era::Era::Modern),
+                    Protocol::Only(era::Era::Legacy),
+                    Protocol::Auto
+                ][n - 1]
+            );
         }
         let defaults = settings(&Layer::default(), &Layer::default(), &Layer::default());
         assert_eq!(defaults.startup, DEFAULT_STARTUP);
         assert_eq!(defaults.concurrency, DEFAULT_CONCURRENCY);
         assert!(!defaults.bless && defaults.explore.differential);
         assert!(defaults.faults && defaults.fault.is_none());
+        assert_eq!(defaults.protocol, Protocol::Auto);
     }
 
     #[test]
@@ -382,6 +414,12 @@ mod tests {
         assert_eq!(env(&[(FAULTS_VAR, "0")]).expect("off").faults, Some(false));
         assert_eq!(env(&[(FAULTS_VAR, "on")]).expect("on").faults, Some(true));
         assert_eq!(
+            env(&[(PROTOCOL_VAR, "2025-11-25")])
+                .expect("pinned")
+                .protocol,
+            Some(Protocol::Only(era::Era::Legacy))
+        );
+        assert_eq!(
             env(&[(CONCURRENCY_VAR, " ")]).expect("empty").concurrency,
             None
         );
@@ -392,6 +430,7 @@ mod tests {
             (EXPLORE_SEED_VAR, "x"),
             (FAULTS_VAR, "no"),
             (fault::ONE_VAR, "1:teapot"),
+            (PROTOCOL_VAR, "2025-06-18"),
         ] {
             let e = env(&[(name, bad)]).expect_err(bad).to_string();
             assert!(e.starts_with(&format!("`{name}={bad}`")), "{e}");

@@ -12,10 +12,11 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use crate::era::Era;
 use crate::error::{RunError, ServerError, SetupError};
 use crate::exit;
-use crate::process::{ServerProcess, ServerSpec};
-use crate::remote::Remote;
+use crate::mcp::{OPENING, Opened, Target, open_era};
+use crate::process::{Readiness, ServerProcess, ServerSpec};
 use crate::settings::SERVER_URL_VAR;
 
 /// Set (to `1`) by the scaffold's `.config/nextest.toml` for the setup script's run of the
@@ -44,14 +45,15 @@ pub fn role() -> Option<Role> {
     (std::env::var(SETUP_VAR).as_deref() == Ok("1")).then_some(Role::Script)
 }
 
-/// Plays `role` for the test target whose manifest is at `manifest` and whose server is `spec`;
-/// the exit code.
+/// Plays `role` for the test target whose manifest is at `manifest` and whose server is `spec`,
+/// ready once it answers the request that opens `era` (in whatever way: the trials find out
+/// which eras it speaks); the exit code.
 pub fn run(
     role: Role,
     manifest: &Path,
     spec: Option<&ServerSpec>,
     env: &[(String, String)],
-    startup: Duration,
+    (startup, era): (Duration, Era),
 ) -> u8 {
     let Some(spec) = spec else {
         eprintln!(
@@ -61,7 +63,7 @@ pub fn run(
     };
     let ran = match role {
         Role::Script => script(),
-        Role::Keeper(nextest) => keep(manifest, spec, env, startup, nextest),
+        Role::Keeper(nextest) => keep(manifest, spec, env, (startup, era), nextest),
     };
     match ran {
         Ok(()) => exit::OK,
@@ -118,7 +120,7 @@ fn keep(
     manifest: &Path,
     spec: &ServerSpec,
     env: &[(String, String)],
-    startup: Duration,
+    (startup, era): (Duration, Era),
     nextest: i32,
 ) -> Result<(), SetupError> {
     let said = |line: &str| {
@@ -134,14 +136,23 @@ fn keep(
         said(&why.to_string());
         why
     })?;
-    let runtime =
-        crate::flight::current_thread().map_err(|e| ServerError::Runtime(e.to_string()))?;
+    let http = || {
+        crate::remote::http_client(crate::remote::IDLE_REUSE)
+            .build()
+            .map_err(|e| ServerError::Client(e.to_string()))
+    };
+    http()?;
     let dir = holon_core::manifest::folder_of(manifest);
-    let started = ServerProcess::start(spec, &dir, env, startup, |port| {
+    let started = ServerProcess::start(spec, &dir, env, startup, era.opening(), |port| {
         let url = format!("http://127.0.0.1:{port}/mcp");
-        Remote::new(&url, Vec::new(), None)
-            .and_then(|remote| remote.connect(&runtime, Duration::from_secs(5)))
-            .is_ok()
+        let target = Target {
+            url: &url,
+            http: &http,
+        };
+        match open_era(era, &target, false, OPENING) {
+            Opened::Silent(why) => Readiness::NotYet(why),
+            _ => Readiness::Ready,
+        }
     });
     let server = match started {
         Ok(server) => server,

@@ -21,6 +21,9 @@ pub enum Answer {
     },
     /// A result with text content only, no `structuredContent`.
     TextOnly(String),
+    /// A result that breaks the protocol's rules for the era the call was made in (a
+    /// 2026-07-28 result without its `resultType`): what is wrong with it.
+    Malformed(String),
     /// A JSON-RPC error instead of a tool result.
     RpcError {
         /// The JSON-RPC error code.
@@ -57,7 +60,9 @@ impl Answer {
             Answer::Output(output) if gateway.judge_output(output).is_empty() => Status::Success,
             Answer::Output(_) | Answer::TextOnly(_) => Status::InvalidOutput,
             Answer::Failed { code, .. } => Status::of_failure(gateway, code.as_deref()),
-            Answer::RpcError { .. } | Answer::HttpStatus { .. } => Status::AgentError,
+            Answer::RpcError { .. } | Answer::Malformed(_) | Answer::HttpStatus { .. } => {
+                Status::AgentError
+            }
             Answer::Hung(_) | Answer::HungAlone(_) | Answer::HungNotRetried(_) => Status::Timeout,
             Answer::Unreachable(_) => Status::RuntimeUnavailable,
         }
@@ -105,6 +110,7 @@ impl Answer {
             Answer::RpcError { code, message } => format!(
                 "the server answered with a JSON-RPC error ({code}: {message}) instead of a tool result"
             ),
+            Answer::Malformed(why) => format!("a result that breaks the protocol: {why}"),
             Answer::Hung(limit) => {
                 format!("no answer within `runtime.limits.timeout_s` ({limit} s)")
             }

@@ -1,20 +1,22 @@
-//! The MCP pass's calls: `tools/list` and every selected example's `tools/call`, sent ahead of
-//! the trials, up to N in flight at once, each answer put in its trial's slot; a call that got
-//! no answer in time (or no connection) among others tried again alone; and explore's and the
-//! fault trials' calls through the same client.
+//! The MCP pass's calls in one era: `tools/list` and every selected example's `tools/call`, sent
+//! ahead of the trials, up to N in flight at once, each answer put in its trial's slot; a call
+//! that got no answer in time (or no connection) among others tried again alone; and explore's
+//! and the fault trials' calls through the same client. In 2026-07-28 every result must carry
+//! its `resultType`, as the envelope rules say.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResult, PaginatedRequestParams, Tool};
 use rmcp::service::ServiceError;
 use serde_json::Value;
 
-use super::server::{Server, exited, exited_message};
+use super::server::{Conn, Server, exited, exited_message};
 use super::words::{http_status, service_error};
-use crate::error::{NoAnswer, ToolsError};
+use crate::era::Era;
+use crate::error::{NoAnswer, ServerError, ToolsError};
 use crate::flight::{Crowded, Retries, Slots};
 use holon_core::gateway::{Answer, Pass, Reply};
 use holon_core::manifest::Manifest;
@@ -26,10 +28,12 @@ use holon_upstream::{Scope, Upstreams};
 /// second of it is paid twice by a server that hangs, in the crowd and alone.)
 const CALL_GRACE: Duration = Duration::from_secs(1);
 
-/// The calls of one run's MCP pass, and what they learned of the server.
+/// The calls of one run's MCP pass in one era, and what they learned of the server.
 pub(crate) struct Calls {
     manifest: Arc<Manifest>,
     server: Arc<Server>,
+    /// Which of the eras the server is tested in (0: the newest).
+    slot: usize,
     concurrency: usize,
     /// The examples whose trials run, in trial order: the calls the flight makes.
     selected: OnceLock<Vec<usize>>,
@@ -53,10 +57,12 @@ pub(crate) struct Calls {
 }
 
 impl Calls {
-    /// The calls of a pass on `server`, `concurrency` at a time, each entered on `upstreams`.
+    /// The calls of a pass on `server` in its `slot`-th era, `concurrency` at a time, each
+    /// entered on `upstreams`.
     pub(crate) fn new(
         manifest: Arc<Manifest>,
         server: Arc<Server>,
+        slot: usize,
         concurrency: usize,
         upstreams: Option<Arc<Upstreams>>,
     ) -> Calls {
@@ -64,6 +70,7 @@ impl Calls {
         Calls {
             manifest,
             server,
+            slot,
             concurrency,
             selected: OnceLock::new(),
             list_tools: OnceLock::new(),
@@ -101,9 +108,14 @@ impl Calls {
         self.silent.load(Ordering::SeqCst)
     }
 
+    /// The server in this pass's era.
+    fn conn(&self) -> Result<&Conn, ServerError> {
+        self.server.conn(self.slot)
+    }
+
     /// What the server listed, once the flight listed it alone, before the calls.
     pub(crate) fn tools(self: &Arc<Self>) -> Result<Vec<Tool>, ToolsError> {
-        self.server.live()?;
+        self.conn()?;
         self.flight.get_or_init(|| self.launch());
         self.tools.take(0).unwrap_or(Err(ToolsError::NotSent))
     }
@@ -114,7 +126,7 @@ impl Calls {
         self: &Arc<Self>,
         index: usize,
     ) -> Result<(Answer, Option<String>), NoAnswer> {
-        self.server.live()?;
+        self.conn()?;
         if self
             .selected
             .get()
@@ -132,7 +144,7 @@ impl Calls {
     /// (explore's cases): what came back (unreachable when the server is gone, or never
     /// started).
     pub(crate) fn one(&self, input: &Value) -> Reply {
-        let live = match self.server.live() {
+        let live = match self.conn() {
             Ok(live) => live,
             Err(why) => return Ok(Answer::Unreachable(why.to_string())),
         };
@@ -157,7 +169,7 @@ impl Calls {
             played: false,
             misses: Vec::new(),
         };
-        let live = match self.server.live() {
+        let live = match self.conn() {
             Ok(live) => live,
             Err(why) => return unplayed(Answer::Unreachable(why.to_string())),
         };
@@ -175,7 +187,7 @@ impl Calls {
     /// inputs' order. A call that gets no answer in time, or cannot connect, among others is
     /// tried again alone, as in the examples' flight.
     pub(crate) fn all(self: &Arc<Self>, inputs: &[Value]) -> Vec<Reply> {
-        let live = match self.server.live() {
+        let live = match self.conn() {
             Ok(live) => live,
             Err(e) => {
                 return inputs
@@ -256,7 +268,7 @@ impl Calls {
                 // trials waiting for answers: it is on stderr, and each trial fails.
                 let _tools = me.tools.on_panic(|_| Err(ToolsError::NotSent));
                 let _answers = me.answers.on_panic(|_| Err(NoAnswer::Panicked));
-                if let Ok(live) = me.server.live() {
+                if let Ok(live) = me.conn() {
                     live.runtime.block_on(me.clone().fly());
                 }
                 me.tools.close(|_| Err(ToolsError::NotSent));
@@ -324,22 +336,48 @@ impl Calls {
     }
 
     async fn list_tools(&self) -> Result<Vec<Tool>, ToolsError> {
-        let live = self.server.live()?;
-        let listed =
-            tokio::time::timeout(Duration::from_secs(30), live.client.list_all_tools()).await;
+        let conn = self.conn()?;
+        let listed = tokio::time::timeout(Duration::from_secs(30), self.list_pages(conn)).await;
         match listed {
             Err(_) => Err(ToolsError::Silent),
             Ok(Ok(tools)) => Ok(tools),
-            Ok(Err(e)) => {
-                let what = format!("`tools/list` failed: {}", service_error(&e));
-                Err(ToolsError::Failed {
-                    why: match exited(live).await {
-                        Some(status) => exited_message(status, &what),
-                        None => what,
-                    },
-                })
+            Ok(Err(ToolsError::Failed { why })) => Err(ToolsError::Failed {
+                why: match self.exited().await {
+                    Some(status) => exited_message(status, &why),
+                    None => why,
+                },
+            }),
+            Ok(Err(other)) => Err(other),
+        }
+    }
+
+    /// Every page of `tools/list`; in 2026-07-28 each must carry its `resultType`.
+    async fn list_pages(&self, conn: &Conn) -> Result<Vec<Tool>, ToolsError> {
+        let mut tools = Vec::new();
+        let mut cursor = None;
+        loop {
+            let params = PaginatedRequestParams::default().with_cursor(cursor);
+            let page =
+                conn.client
+                    .list_tools(Some(params))
+                    .await
+                    .map_err(|e| ToolsError::Failed {
+                        why: format!("`tools/list` failed: {}", service_error(&e)),
+                    })?;
+            if conn.era == Era::Modern && page.result_type.is_none() {
+                return Err(ToolsError::NoResultType);
+            }
+            tools.extend(page.tools);
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(tools),
             }
         }
+    }
+
+    /// The server's exit status, when it exited a moment ago.
+    async fn exited(&self) -> Option<std::process::ExitStatus> {
+        exited(self.server.live().ok()?).await
     }
 
     /// A call that failed among others (`why`), tried again alone, one retry at a time across
@@ -399,11 +437,11 @@ impl Calls {
 
     /// One `tools/call` with `input` as its arguments.
     async fn send(&self, input: &Value) -> (Answer, Option<Crowded>) {
-        let live = match self.server.live() {
-            Ok(live) => live,
-            Err(why) => return (Answer::Unreachable(why.to_string()), None),
+        let (live, process) = match (self.conn(), self.server.live()) {
+            (Ok(live), Ok(server)) => (live, server.process.as_ref()),
+            (Err(why), _) | (_, Err(why)) => return (Answer::Unreachable(why.to_string()), None),
         };
-        if let Some(status) = live.process.as_ref().and_then(|s| s.exit_status()) {
+        if let Some(status) = process.and_then(|s| s.exit_status()) {
             return (
                 Answer::Unreachable(format!("the server exited earlier in the run ({status})")),
                 None,
@@ -446,11 +484,11 @@ impl Calls {
                 Answer::Hung(self.manifest.runtime.limits.timeout_s),
                 Some(Crowded::TimedOut),
             ),
-            Ok(Ok(result)) => (from_result(result), None),
+            Ok(Ok(result)) => (from_result(live.era, result), None),
             Ok(Err(ServiceError::McpError(e))) => (
                 Answer::RpcError {
                     code: e.code.0,
-                    message: e.message.to_string(),
+                    message: rpc_message(live.era, &e),
                 },
                 None,
             ),
@@ -462,7 +500,7 @@ impl Calls {
                 }
                 None => {
                     let what = format!("the call failed: {}", service_error(&e));
-                    match exited(live).await {
+                    match self.exited().await {
                         Some(status) => (Answer::Unreachable(exited_message(status, &what)), None),
                         None => (Answer::Unreachable(what), Some(Crowded::Refused)),
                     }
@@ -472,8 +510,28 @@ impl Calls {
     }
 }
 
-/// A `tools/call` result as an answer: `structuredContent`, or the failure it carries.
-fn from_result(result: CallToolResult) -> Answer {
+/// A JSON-RPC error's message; in 2026-07-28, a `HeaderMismatch` says the harness's headers
+/// matched, since rmcp sends them from the body it sends.
+fn rpc_message(era: Era, error: &rmcp::model::ErrorData) -> String {
+    if era == Era::Modern && error.code == rmcp::model::ErrorCode::HEADER_MISMATCH {
+        format!(
+            "HeaderMismatch, though the request's `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers match its body: {}",
+            error.message
+        )
+    } else {
+        error.message.to_string()
+    }
+}
+
+/// A `tools/call` result as an answer: `structuredContent`, or the failure it carries; in
+/// 2026-07-28 a result without its `resultType` breaks the envelope rules, whatever it holds.
+fn from_result(era: Era, result: CallToolResult) -> Answer {
+    if era == Era::Modern && result.result_type.is_none() {
+        return Answer::Malformed(
+            "its `tools/call` result has no `resultType`, which every 2026-07-28 result carries"
+                .to_string(),
+        );
+    }
     let text: Vec<String> = result
         .content
         .iter()

@@ -1,6 +1,6 @@
-//! The MCP pass: one server shared by the trials of this process and the calls made to it, as a
-//! [`Caller`]; plus its own trials, `mcp::tools/list` and (for a server already running)
-//! `mcp::initialize`.
+//! The MCP pass in one era: one server shared by the trials of this process (and by the eras it
+//! is tested in) and the calls made to it in this era, as a [`Caller`]; plus its own trials,
+//! `mcp::tools/list` and (for a server already running) `mcp::initialize`.
 
 use std::sync::Arc;
 
@@ -17,10 +17,12 @@ use holon_core::manifest::Manifest;
 use holon_upstream::fault::{Faulted, Plant};
 use holon_upstream::{Mode, Scope};
 
-/// The MCP pass of one run: its server, and the calls made to it.
+/// The MCP pass of one run in one era: its server, and the calls made to it in that era.
 pub(crate) struct McpPass {
     manifest: Arc<Manifest>,
     server: Arc<Server>,
+    /// Which of the eras the server is tested in (0: the newest).
+    slot: usize,
     calls: Arc<Calls>,
     /// Whether the answers come from real upstreams, which vary (live mode, or a server
     /// already running with upstreams declared): a difference from an example is then a note.
@@ -28,13 +30,24 @@ pub(crate) struct McpPass {
 }
 
 impl McpPass {
-    /// The pass on the server `at`, started with `env` beside `PORT` and `HOST`; nothing
-    /// starts until a trial asks for it.
-    pub(crate) fn new(run: &Run, at: ServerAt, env: Vec<(String, String)>) -> McpPass {
+    /// The server of a run's MCP pass, started on `at` with `env` beside `PORT` and `HOST`, in
+    /// the eras `--protocol` asks for; nothing starts until a trial asks for it.
+    pub(crate) fn server(run: &Run, at: ServerAt, env: Vec<(String, String)>) -> Arc<Server> {
+        Arc::new(Server::new(
+            run.manifest.clone(),
+            at,
+            run.settings.startup,
+            run.settings.protocol,
+            env,
+        ))
+    }
+
+    /// The pass on `server`'s `slot`-th era (0: the newest it speaks).
+    pub(crate) fn new(run: &Run, server: Arc<Server>, slot: usize) -> McpPass {
         let manifest = run.manifest.clone();
         // A server already running calls its own upstreams, the real ones: nothing here can
         // replay into it, so its answers are judged as a live run's are.
-        let running = matches!(at, ServerAt::Running(_));
+        let running = server.running();
         let upstreams = if running { None } else { run.upstreams.clone() };
         let live = match &run.upstreams {
             Some(u) => running || u.mode() == Mode::Live,
@@ -47,16 +60,17 @@ impl McpPass {
         } else {
             run.settings.concurrency.max(1)
         };
-        let server = Arc::new(Server::new(manifest.clone(), at, run.settings.startup, env));
         let calls = Arc::new(Calls::new(
             manifest.clone(),
             server.clone(),
+            slot,
             concurrency,
             upstreams,
         ));
         McpPass {
             manifest,
             server,
+            slot,
             calls,
             live,
         }
@@ -73,16 +87,16 @@ impl McpPass {
         self.server.running()
     }
 
-    /// Connects before the trials run, for a server already running: `Ok(Some(note))` when it
-    /// announces no manifest, `Err` when it serves another.
-    pub(crate) fn connect_first(&self) -> Result<Option<String>, ServerError> {
-        self.server.connect_first()
+    /// The `mcp::initialize` trial of a server already running, in this pass's era: it serves
+    /// the manifest under test, or announces none.
+    pub(crate) fn initialize(&self) -> Result<(), ServerError> {
+        self.server.initialize(self.slot)
     }
 
-    /// The `mcp::initialize` trial of a server already running: it serves the manifest under
-    /// test, or announces none.
-    pub(crate) fn initialize(&self) -> Result<(), ServerError> {
-        self.server.initialize()
+    /// Why this pass's era has nothing to test (the server speaks fewer eras); `None` while it
+    /// has. Starts the server when no trial did yet.
+    pub(crate) fn missing(&self) -> Option<String> {
+        self.server.missing(self.slot)
     }
 
     /// The `mcp::tools/list` trial: what the server listed, held to the manifest.
@@ -90,10 +104,9 @@ impl McpPass {
         check_tools(&self.manifest, &self.calls.tools()?)
     }
 
-    /// Stops the server, if one was started; its output's last lines, for the report of a
-    /// failed run.
-    pub(crate) fn stop(&self) -> Option<String> {
-        self.server.stop(self.calls.hung())
+    /// Whether a call of this era tried alone got no answer in time.
+    pub(crate) fn hung(&self) -> bool {
+        self.calls.hung()
     }
 }
 

@@ -1,6 +1,6 @@
 //! The MCP client's errors in words: an HTTP error status read back as the server's answer (its
-//! status, reason phrase and a line of its body), and every other failure said without rmcp's
-//! Rust type names.
+//! status, reason phrase and a line of its body), a page quoted by its first line, and every other
+//! failure said without rmcp's Rust type names.
 
 use rmcp::service::ServiceError;
 
@@ -59,7 +59,7 @@ fn http_answer(text: &str) -> Option<Answer> {
 }
 
 /// The reason phrase HTTP gives a status (`Too Many Requests`), or nothing for one it names not.
-fn reason_of(status: u16) -> String {
+pub(crate) fn reason_of(status: u16) -> String {
     reqwest::StatusCode::from_u16(status)
         .ok()
         .and_then(|s| s.canonical_reason())
@@ -72,7 +72,7 @@ const EXCERPT: usize = 120;
 
 /// The first line of text of a body, an HTML page's included (its tags and head dropped, a few
 /// entities decoded), cut at [`EXCERPT`] characters: what a report can quote of an error page.
-fn excerpt(body: &str) -> String {
+pub(crate) fn excerpt(body: &str) -> String {
     let body = match (body.find("<head"), body.find("</head>")) {
         (Some(from), Some(to)) if from < to => {
             format!(
@@ -142,26 +142,10 @@ pub(crate) fn service_error(error: &ServiceError) -> String {
     }
 }
 
-/// Why `initialize` failed, in words (see [`service_error`]).
-pub(crate) fn init_error(error: &rmcp::service::ClientInitializeError) -> String {
-    use rmcp::service::ClientInitializeError as E;
-    match error {
-        E::TransportError { error, context } => format!("{} (to {context})", chain(&*error.error)),
-        E::ExpectedInitResponse(_) | E::ExpectedInitResult(_) => {
-            "the server answered `initialize` with something other than its result".to_string()
-        }
-        E::JsonRpcError(e) => format!(
-            "the server answered `initialize` with a JSON-RPC error ({}: {})",
-            e.code.0, e.message
-        ),
-        other => chain(other),
-    }
-}
-
 /// An error and its sources, in one line, each said once and in words: the HTTP client's
 /// error is followed to its cause (a refused connection), and an rmcp text that names a Rust
 /// type is left out for its source.
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
     use rmcp::transport::streamable_http_client::StreamableHttpError;
     let mut parts: Vec<String> = Vec::new();
     let mut current = Some(error);
