@@ -207,7 +207,7 @@ fn run_tests(cli: &Cli) -> u8 {
             return REFUSED;
         }
     };
-    let report = command::checks(&manifest);
+    let report = command::checks(&manifest, cli.bless);
     if !report.accepted() || report.warnings() > 0 {
         eprint!("{}", check::render_human(&report, exit::color(None)));
         if command::github_enabled() {

@@ -157,6 +157,17 @@ pub struct Settings {
     pub server_url: Option<String>,
 }
 
+/// Whether the run blesses, as [`resolve`] would say, read before the checks: a run that
+/// blesses takes an example output the schema no longer admits as a difference to write. A
+/// variable that does not parse is left for `resolve` to refuse.
+pub fn blesses(command_line: &Layer, harness: &Layer) -> bool {
+    let env = var(BLESS_VAR, |name| std::env::var(name)).ok().flatten();
+    (command_line.bless)
+        .or(env.map(|v| v == "1"))
+        .or(harness.bless)
+        .unwrap_or(false)
+}
+
 /// The settings of a run on the manifest at `path`: `command_line` over the environment over
 /// `harness`, then the defaults. `replay` is the command line that replays a `--server-cmd`
 /// run (without its seed and trial); without one, the replay command is `cargo holon-test`.

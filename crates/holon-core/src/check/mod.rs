@@ -38,7 +38,7 @@ use crate::gateway::Gateway;
 use crate::manifest::yaml::{self, Kind, Loc, Node};
 use crate::manifest::{ErrorDecl, Interface, Manifest};
 pub use collect::Diagnostics;
-pub use report::{Report, into_manifest};
+pub use report::{MENDED_BY_BLESS, Report, for_bless, into_manifest};
 
 /// Largest manifest file read at all.
 pub const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
@@ -189,11 +189,14 @@ fn check_source(text: &str, path: &Path, files_dir: Option<&Path>) -> Report {
             .cmp(&(b.line, b.column))
             .then(a.severity.cmp_key().cmp(&b.severity.cmp_key()))
     });
-    let manifest = if out.iter().any(|d| d.severity == Severity::Error) {
-        None
-    } else {
-        manifest.map(Box::new)
-    };
+    // Kept where `--bless` could mend every error (`for_bless`); `into_manifest` takes it only
+    // from a report that refuses nothing.
+    let manifest =
+        if (out.iter()).any(|d| d.severity == Severity::Error && d.check != MENDED_BY_BLESS) {
+            None
+        } else {
+            manifest.map(Box::new)
+        };
     Report {
         path: path.to_path_buf(),
         source: text.to_string(),
