@@ -135,6 +135,8 @@ fn per_exchange(runs: usize) {
         delay: Duration::ZERO,
         vary: false,
         rate_limited: false,
+        piece: 0,
+        echo_key: false,
     });
     let (direct_dir, replay_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let direct = agent(direct_dir.path(), EXAMPLES, false);
@@ -185,6 +187,8 @@ fn explore(runs: usize) {
         delay: Duration::from_millis(300),
         vary: true,
         rate_limited: false,
+        piece: 0,
+        echo_key: false,
     });
     let dir = tempfile::tempdir().unwrap();
     let manifest = agent(dir.path(), 2, true);
@@ -229,6 +233,8 @@ fn faults(runs: usize) {
         delay: Duration::ZERO,
         vary: false,
         rate_limited: false,
+        piece: 0,
+        echo_key: false,
     });
     let dir = tempfile::tempdir().unwrap();
     let example = paths::root().join("examples/ticket-triage");

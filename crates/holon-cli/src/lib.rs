@@ -86,6 +86,11 @@ struct Cli {
     /// one fault only.
     #[arg(long, value_name = "on|off", value_parser = command::parse_switch)]
     faults: Option<bool>,
+    /// With `--upstream record`: record over recordings that do not read (edited by hand into
+    /// invalid JSON, say), which a record run otherwise refuses to start over [or
+    /// `HOLON_FORCE=1`].
+    #[arg(long)]
+    force: bool,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -311,6 +316,7 @@ fn command_line(cli: &Cli) -> CommandLine {
         faults: cli.faults,
         fault: None,
         server_url: None,
+        force: cli.force.then_some(true),
     }
 }
 
@@ -365,6 +371,9 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
         }
         if let Some(on) = cli.faults {
             c.env(command::FAULTS_VAR, if on { "1" } else { "0" });
+        }
+        if cli.force {
+            c.env(command::FORCE_VAR, "1");
         }
     };
     let mut build = std::process::Command::new(&cargo);

@@ -301,6 +301,15 @@ impl Harness {
         self.conclude(&run, args, &conclusion, &passes, mcp, started)
     }
 
+    /// The command that blesses, replaying: `cargo holon-test --bless`, or the `--server-cmd`
+    /// line's.
+    fn bless_command(&self) -> String {
+        match self.command().strip_prefix("cargo holon-test") {
+            Some(rest) => format!("cargo holon-test --bless{rest}"),
+            None => format!("{} --bless", self.command()),
+        }
+    }
+
     /// The command that runs these tests: `cargo holon-test`, or the `--server-cmd` line.
     fn command(&self) -> String {
         match &self.replay {
@@ -358,6 +367,7 @@ impl Harness {
                     command: self.command(),
                     seed: settings.explore.seed,
                     bless: settings.bless,
+                    force: settings.force,
                 };
                 let mut upstreams = Upstreams::start(start)?;
                 if let Some(seed) = upstreams.recorded_seed()
@@ -381,10 +391,11 @@ impl Harness {
             None => None,
         };
         let bless = settings.bless.then(|| Arc::new(Collector::default()));
+        let secrets = (upstreams.as_ref()).map_or_else(Default::default, |u| u.secrets().clone());
         let run = Run {
             manifest,
             settings,
-            records: Arc::new(Records::default()),
+            records: Arc::new(Records::new(secrets)),
             bless,
             lines,
             upstreams,
@@ -470,17 +481,21 @@ impl Harness {
         mcp: Option<Arc<McpPass>>,
         started: std::time::Instant,
     ) -> u8 {
+        let scrub = |text: &str| run.records.scrub(text);
         if let Some(mcp) = &mcp
             && let Some(output) = mcp.stop()
             && conclusion.has_failed()
         {
-            eprintln!("\n--- server output (last lines) ---\n{output}\n---");
+            eprintln!(
+                "\n--- server output (last lines) ---\n{}\n---",
+                scrub(&output)
+            );
         }
         for note in passes.iter().filter_map(|p| p.retry_note()) {
-            eprintln!("\n{note}");
+            eprintln!("\n{}", scrub(&note));
         }
         for shared in run.records.shared() {
-            eprintln!("\n{}", record::note(&shared));
+            eprintln!("\n{}", scrub(&record::note(&shared)));
         }
         let records = run.records.take();
         if let Some(lines) = &run.lines {
@@ -488,11 +503,13 @@ impl Harness {
         }
         let mut code = match &run.bless {
             Some(seen) => {
+                let secrets = (run.upstreams.as_ref()).map(|u| u.secrets().clone());
                 match holon_bless::finish(
                     &self.manifest,
                     &run.manifest,
                     seen,
                     conclusion.num_failed,
+                    &secrets.unwrap_or_default(),
                 ) {
                     holon_bless::Outcome::Blessed => exit::OK,
                     holon_bless::Outcome::Left => exit::FAILED,
@@ -502,6 +519,14 @@ impl Harness {
             None => exit::OK,
         };
         if let Some(upstreams) = &run.upstreams {
+            if upstreams.mode() == Mode::Record && run.bless.is_none() && conclusion.has_failed() {
+                // The examples still say what the agent answered before: the new recordings
+                // replay, offline, into them.
+                eprintln!(
+                    "\nnote: the examples that failed may only differ from what the model answers now: `{}` writes the agent's answers from the new recordings into them (no key needed)",
+                    self.bless_command()
+                );
+            }
             let names: Vec<String> = run
                 .manifest
                 .examples

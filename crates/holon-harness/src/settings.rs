@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::error::SettingError;
+pub use holon_core::message::shell_quote;
 use holon_explore as explore;
 use holon_upstream::fault::{self, Only};
 use holon_upstream::{self as upstream, Mode};
@@ -29,6 +30,8 @@ pub const EXPLORE_CASES_VAR: &str = "HOLON_EXPLORE_CASES";
 pub const EXPLORE_SEED_VAR: &str = "HOLON_EXPLORE_SEED";
 /// `--faults`: `0` turns the fault trials off.
 pub const FAULTS_VAR: &str = "HOLON_FAULTS";
+/// `--force`: `1` lets a record run record over recordings that do not read.
+pub const FORCE_VAR: &str = "HOLON_FORCE";
 /// `--url`: the MCP pass against a server already running, none started.
 pub const SERVER_URL_VAR: &str = "HOLON_SERVER_URL";
 
@@ -77,6 +80,8 @@ pub struct Layer {
     pub fault: Option<Only>,
     /// The address of a server already running, to test instead of starting one.
     pub server_url: Option<String>,
+    /// Whether a record run records over recordings that do not read.
+    pub force: Option<bool>,
 }
 
 impl Layer {
@@ -113,6 +118,8 @@ impl Layer {
             })?,
             // Checked as a URL where the run builds its target (`lib`), naming the variable.
             server_url: var(SERVER_URL_VAR)?,
+            // Set to `1`, on; set to anything else, off.
+            force: var(FORCE_VAR)?.map(|v| v == "1"),
         })
     }
 
@@ -130,6 +137,7 @@ impl Layer {
             faults: self.faults.or(lower.faults),
             fault: self.fault.or(lower.fault),
             server_url: self.server_url.or_else(|| lower.server_url.clone()),
+            force: self.force.or(lower.force),
         }
     }
 }
@@ -155,6 +163,8 @@ pub struct Settings {
     pub fault: Option<Only>,
     /// A server already running to test, instead of starting one.
     pub server_url: Option<String>,
+    /// Whether a record run records over recordings that do not read (`--force`).
+    pub force: bool,
 }
 
 /// Whether the run blesses, as [`resolve`] would say, read before the checks: a run that
@@ -232,20 +242,8 @@ fn resolve_layers(
         faults: given.faults.unwrap_or(true),
         fault: given.fault,
         server_url: given.server_url,
+        force: given.force.unwrap_or(false),
     })
-}
-
-/// A word for `sh`, quoted only when it needs to be.
-pub fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@%+,".contains(&b));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 /// `on` or `off` (`1` or `0`).
@@ -346,6 +344,7 @@ mod tests {
                 fault: fault::Fault::Reset,
             }),
             server_url: Some(format!("http://127.0.0.1:{n}/mcp")),
+            force: Some(on),
         };
         let (command_line, environment, harness) = (all(1, true), all(2, false), all(3, true));
         let settings = |c: &Layer, e: &Layer, h: &Layer| {
@@ -368,12 +367,13 @@ mod tests {
             assert_eq!(s.faults, on);
             assert_eq!(s.fault.map(|f| f.exchange), Some(n));
             assert_eq!(s.server_url, Some(format!("http://127.0.0.1:{n}/mcp")));
+            assert_eq!(s.force, on);
         }
         let defaults = settings(&Layer::default(), &Layer::default(), &Layer::default());
         assert_eq!(defaults.startup, DEFAULT_STARTUP);
         assert_eq!(defaults.concurrency, DEFAULT_CONCURRENCY);
         assert!(!defaults.bless && defaults.explore.differential);
-        assert!(defaults.faults && defaults.fault.is_none());
+        assert!(defaults.faults && defaults.fault.is_none() && !defaults.force);
     }
 
     #[test]
