@@ -12,9 +12,15 @@
 //! - faults: the example's own manifest and recordings, its examples' function pass alone (the
 //!   peer) against its `faults::function::` trials (2 examples x 1 exchange x 7 faults), and
 //!   one fast fault per example (`HOLON_FAULT=1:429`) for what a fault costs when the agent
-//!   need not wait out its own stall timeout.
+//!   need not wait out its own stall timeout;
+//! - record: the 1,000-example recorded suite (one streamed model call each, in pieces of 4
+//!   bytes as a model streams tokens, the key set so every answer is scrubbed), the function
+//!   pass one call at a time, recorded into an empty folder (every file written), then again
+//!   over those recordings (the same answers with new ids and timestamps: the stability check),
+//!   against the same suite live (the peer: the same calls through the proxy, nothing kept).
 //!
-//! `cargo bench -p holon-kit --bench upstream [-- RUNS]` (default 5)
+//! `cargo bench -p holon-kit --bench upstream [-- RUNS]` (default 5); `-- record [RUNS]` runs
+//! the last part alone (what `benches/ab-record.sh` runs on two commits).
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -57,9 +63,14 @@ fn bench() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(5);
+    if std::env::args().any(|a| a == "record") {
+        record(runs);
+        return;
+    }
     per_exchange(runs);
     explore(runs);
     faults(runs);
+    record(runs);
 }
 
 /// The manifest of `examples/ticket-triage` with `n` examples (ticket `i` each) in `dir`, and
@@ -135,6 +146,8 @@ fn per_exchange(runs: usize) {
         delay: Duration::ZERO,
         vary: false,
         rate_limited: false,
+        piece: 0,
+        echo_key: false,
     });
     let (direct_dir, replay_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let direct = agent(direct_dir.path(), EXAMPLES, false);
@@ -185,6 +198,8 @@ fn explore(runs: usize) {
         delay: Duration::from_millis(300),
         vary: true,
         rate_limited: false,
+        piece: 0,
+        echo_key: false,
     });
     let dir = tempfile::tempdir().unwrap();
     let manifest = agent(dir.path(), 2, true);
@@ -229,6 +244,8 @@ fn faults(runs: usize) {
         delay: Duration::ZERO,
         vary: false,
         rate_limited: false,
+        piece: 0,
+        echo_key: false,
     });
     let dir = tempfile::tempdir().unwrap();
     let example = paths::root().join("examples/ticket-triage");
@@ -304,6 +321,51 @@ fn faults(runs: usize) {
         (median(&fast).as_secs_f64() - median(&examples).as_secs_f64()) * 1000.0 / 2.0,
         ms(median(&examples))
     );
+}
+
+fn record(runs: usize) {
+    const EXAMPLES: usize = 1000;
+    let model = FakeModel::start(Behaviour {
+        key: KEY.into(),
+        delay: Duration::ZERO,
+        vary: false,
+        rate_limited: false,
+        piece: 4,
+        echo_key: false,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = agent(dir.path(), EXAMPLES, true);
+    let recordings = dir.path().join("recordings");
+    let once = |mode| run("function::", &manifest, Some(mode), 0, 1, &model, &[]);
+    let (mut first, mut again, mut live) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let _ = std::fs::remove_dir_all(&recordings);
+        first.push(once("record"));
+        again.push(once("record"));
+        live.push(once("live"));
+    }
+    let bytes: u64 = std::fs::read_dir(&recordings)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    println!();
+    println!(
+        "record: {EXAMPLES} examples of one streamed model call (pieces of 4 bytes), function pass, one call at a time ({runs} runs each); {bytes} bytes recorded"
+    );
+    println!("| Run | Wall median | Min | Max |");
+    println!("| --- | --- | --- | --- |");
+    for (name, times) in [
+        ("live, nothing kept (peer)", &live),
+        ("record into an empty folder", &first),
+        ("record again, the same answers", &again),
+    ] {
+        println!(
+            "| {name} | {} | {} | {} |",
+            ms(median(times)),
+            ms(min(times)),
+            ms(max(times))
+        );
+    }
 }
 
 fn median(times: &[Duration]) -> Duration {

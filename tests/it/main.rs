@@ -22,6 +22,7 @@ mod files;
 mod hardening;
 mod harness;
 mod properties;
+mod recording;
 mod remote;
 mod runtime;
 mod scaffold;

@@ -25,6 +25,8 @@ pub(super) fn model() -> FakeModel {
         delay: Duration::ZERO,
         vary: true,
         rate_limited: false,
+        piece: 0,
+        echo_key: false,
     })
 }
 
@@ -124,7 +126,7 @@ fn with_model(command: &mut Command, model: Option<&FakeModel>) {
 }
 
 /// Every file under `dir` but build output, with its text.
-fn files(dir: &Path) -> Vec<(PathBuf, String)> {
+pub(super) fn files(dir: &Path) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -248,7 +250,7 @@ fn a_rust_agent_records_once_then_replays_offline_without_its_key() {
         "upstream `model` has no recording for a request of example `an outage`",
         "POST /chat/completions",
         "the closest recorded request (`recordings/an-outage.json`, exchange 1) differs at `/messages/0/content`",
-        "refresh the recordings: cargo holon-test --upstream record",
+        "refresh the recordings: OPENAI_API_KEY=... cargo holon-test --upstream record --bless\n  (this example alone: OPENAI_API_KEY=... cargo holon-test --upstream record --bless -- 'an outage')",
     ] {
         assert!(all.contains(needle), "`{needle}` in:\n{all}");
     }
@@ -316,7 +318,7 @@ fn a_python_agent_with_the_openai_sdk_records_once_then_replays_offline() {
     let all = text(&changed);
     assert_eq!(changed.status.code(), Some(101), "{all}");
     assert!(
-        all.contains("refresh the recordings: cargo holon-test --upstream record --manifest holon.yaml --server-cmd 'python3 agent.py'"),
+        all.contains("refresh the recordings: OPENAI_API_KEY=... cargo holon-test --upstream record --bless --manifest holon.yaml --server-cmd 'python3 agent.py'"),
         "{all}"
     );
 }

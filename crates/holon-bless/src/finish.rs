@@ -1,10 +1,14 @@
 //! After the run: the differences the passes saw decided on (an example is rewritten only when
-//! every pass that ran it saw the same answer a caller could get), written, and said.
+//! every pass that ran it saw the same answer a caller could get, and that answer holds no
+//! secret), written, and said (scrubbed of the run's secrets).
 
 use std::path::Path;
 
+use serde_json::Value;
+
 use crate::collect::{Collector, Seen};
 use crate::write::{Change, Fate, bless_file};
+use holon_core::config::Secrets;
 use holon_core::json::equal as json_eq;
 use holon_core::manifest::{Expect, Manifest};
 
@@ -19,17 +23,24 @@ pub enum Outcome {
 
 /// After the run: writes every blessable difference into the manifest at `path`, prints what
 /// was written and what was left, and says whether every one of the `failed` trials was a
-/// difference now written.
-pub fn finish(path: &Path, manifest: &Manifest, seen: &Collector, failed: u64) -> Outcome {
+/// difference now written. An answer that holds the value of one of `secrets` is never
+/// written (the manifest is published), and nothing printed holds one.
+pub fn finish(
+    path: &Path,
+    manifest: &Manifest,
+    seen: &Collector,
+    failed: u64,
+    secrets: &Secrets,
+) -> Outcome {
     let Decided {
         changes,
         accounts,
         mut left,
-    } = decide(manifest, &seen.take());
+    } = decide(manifest, &seen.take(), secrets);
     let blessed_trials = if changes.is_empty() {
         0
     } else {
-        write_changes(path, &changes, &accounts, &mut left)
+        write_changes(path, &changes, &accounts, &mut left, secrets)
     };
     if !left.is_empty() {
         eprintln!(
@@ -37,7 +48,7 @@ pub fn finish(path: &Path, manifest: &Manifest, seen: &Collector, failed: u64) -
             if left.len() == 1 { "it is" } else { "they are" }
         );
         for (name, why) in &left {
-            eprintln!("  `{name}`: {why}");
+            eprintln!("  `{name}`: {}", secrets.scrub(why));
         }
     }
     if blessed_trials == failed {
@@ -55,7 +66,7 @@ struct Decided {
     left: Vec<(String, String)>,
 }
 
-fn decide(manifest: &Manifest, seen: &[Seen]) -> Decided {
+fn decide(manifest: &Manifest, seen: &[Seen], secrets: &Secrets) -> Decided {
     let mut decided = Decided {
         changes: Vec::new(),
         accounts: Vec::new(),
@@ -106,6 +117,15 @@ fn decide(manifest: &Manifest, seen: &[Seen]) -> Decided {
             ));
             continue;
         }
+        if let Some(name) = secret_in(first, secrets) {
+            decided.left.push((
+                example.name.clone(),
+                format!(
+                    "the answer holds the value of `{name}`, a secret: it is never written into the manifest, which is published"
+                ),
+            ));
+            continue;
+        }
         decided.changes.push(Change {
             example: example.name.clone(),
             old: example.expect.clone(),
@@ -123,12 +143,16 @@ fn write_changes(
     changes: &[Change],
     accounts: &[u64],
     left: &mut Vec<(String, String)>,
+    secrets: &Secrets,
 ) -> u64 {
     let shown = path.display();
     let fates = match bless_file(path, changes) {
         Ok(fates) => fates,
         Err(why) => {
-            eprintln!("\nbless: `{shown}` was not rewritten: {why}");
+            eprintln!(
+                "\nbless: `{shown}` was not rewritten: {}",
+                secrets.scrub(&why.to_string())
+            );
             return 0;
         }
     };
@@ -164,10 +188,41 @@ fn write_changes(
             if lines.len() == 1 { "s" } else { "" }
         );
         for line in lines {
-            eprintln!("{line}");
+            eprintln!("{}", secrets.scrub(&line));
         }
     }
     blessed_trials
+}
+
+/// The secret whose value an answer holds, in a string, a key or a number's digits.
+fn secret_in<'s>(answer: &Expect, secrets: &'s Secrets) -> Option<&'s str> {
+    if secrets.is_empty() {
+        return None;
+    }
+    let value = match answer {
+        Expect::Output(value) => value,
+        Expect::Error(code) => return secrets.name_in(code),
+    };
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        let found = match v {
+            Value::String(s) => secrets.name_in(s),
+            Value::Number(n) => secrets.name_in(&n.to_string()),
+            Value::Array(items) => {
+                stack.extend(items);
+                None
+            }
+            Value::Object(map) => {
+                stack.extend(map.values());
+                map.keys().find_map(|k| secrets.name_in(k))
+            }
+            Value::Bool(_) | Value::Null => None,
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
 }
 
 /// Whether two answers say the same (numbers by value).
@@ -249,7 +304,7 @@ mod tests {
                 Err(why) => collector.unanswered(*pass, &name, why),
             }
         }
-        let code = finish(&path, &manifest, &collector, failed);
+        let code = finish(&path, &manifest, &collector, failed, &Secrets::default());
         (code, words_before(&manifest), words_after(&path))
     }
 
@@ -285,5 +340,26 @@ mod tests {
         // A third trial (`mcp::tools/list`) failed too: the drift is written, the run fails.
         let (code, _, after) = scenario(&[(Pass::Function, Ok(12)), (Pass::Mcp, Ok(12))], 3);
         assert_eq!((code, after), (Outcome::Left, json!(12)));
+    }
+
+    #[test]
+    fn an_answer_that_holds_a_secret_is_never_written() {
+        let (_dir, path, manifest) = copy();
+        let before = std::fs::read_to_string(&path).unwrap();
+        let collector = Collector::default();
+        let (name, Expect::Output(mut answer)) = drifted(&manifest, 12) else {
+            panic!("an output")
+        };
+        answer["top_words"][0]["word"] = json!("key=sk-0123456789");
+        for pass in [Pass::Function, Pass::Mcp] {
+            seen(&collector, pass, &name, Ok(Expect::Output(answer.clone())));
+        }
+        let secrets = Secrets::given([("API_KEY", "sk-0123456789")]);
+        let outcome = finish(&path, &manifest, &collector, 2, &secrets);
+        assert_eq!(outcome, Outcome::Left);
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+        let answer = Expect::Output(answer);
+        assert_eq!(secret_in(&answer, &secrets), Some("API_KEY"));
+        assert_eq!(secret_in(&answer, &Secrets::default()), None);
     }
 }

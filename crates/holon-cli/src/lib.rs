@@ -94,6 +94,11 @@ struct Cli {
     /// `2026-07-28` or `2025-11-25` alone [default: auto, or `HOLON_PROTOCOL`].
     #[arg(long, value_name = "auto|2026-07-28|2025-11-25", value_parser = command::parse_protocol)]
     protocol: Option<command::Protocol>,
+    /// With `--upstream record`: record over recordings that do not read (edited by hand into
+    /// invalid JSON, say), which a record run otherwise refuses to start over [or
+    /// `HOLON_FORCE=1`].
+    #[arg(long)]
+    force: bool,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -328,7 +333,7 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
             return REFUSED;
         }
     };
-    let report = command::checks(&manifest);
+    let report = command::checks(&manifest, cli.bless);
     if !report.accepted() || report.warnings() > 0 {
         eprint!("{}", check::render_human(&report, exit::color(None)));
         if command::github_enabled() {
@@ -464,6 +469,7 @@ fn command_line(cli: &Cli) -> CommandLine {
         fault: None,
         server_url: None,
         protocol: cli.protocol,
+        force: cli.force.then_some(true),
     }
 }
 
@@ -514,6 +520,9 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
         }
         if let Some(protocol) = cli.protocol {
             c.env(command::PROTOCOL_VAR, protocol.name());
+        }
+        if cli.force {
+            c.env(command::FORCE_VAR, "1");
         }
     };
     let mut build = std::process::Command::new(&cargo);

@@ -1,5 +1,5 @@
 //! Message helpers in house style: a library's sentence recased, a value cut short, a JSON
-//! type named as JSON Schema names it.
+//! type named as JSON Schema names it, a word quoted for `sh` (the commands a report prints).
 
 use serde_json::Value;
 
@@ -36,6 +36,19 @@ pub fn sentence(text: &str) -> String {
             c.to_lowercase().chain(chars).collect()
         }
         _ => text.to_string(),
+    }
+}
+
+/// A word for `sh`, quoted only when it needs to be.
+pub fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@%+,".contains(&b));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 

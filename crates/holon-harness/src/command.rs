@@ -18,16 +18,18 @@ pub use crate::provenance::{RevisionError, read_revision};
 pub use crate::remote::{Header, parse_header, parse_url};
 pub use crate::settings::{
     BLESS_VAR, CHECKS_SHOWN, CONCURRENCY_VAR, EXPLORE_CASES_VAR, EXPLORE_SEED_VAR, FAULTS_VAR,
-    JUNIT_VAR, SERVER_URL_VAR, STARTUP_VAR, parse_concurrency, parse_seconds, parse_switch,
-    shell_quote,
+    FORCE_VAR, JUNIT_VAR, SERVER_URL_VAR, STARTUP_VAR, parse_concurrency, parse_seconds,
+    parse_switch, shell_quote,
 };
 pub use holon_explore::{parse_cases, parse_seed};
 pub use holon_upstream::{MODE_VAR as UPSTREAM_VAR, Mode as UpstreamMode, parse_mode};
 
 /// The checks a test run starts with, as the command line prints them before the run: the
-/// warnings the fault trials may answer are held back, and the run prints them after.
-pub fn checks(path: &Path) -> Report {
-    crate::faults::checks(path).0
+/// warnings the fault trials may answer are held back, and the run prints them after; under
+/// `--bless`, an example output the schema no longer admits is a difference to write, not a
+/// refusal (`holon_core::check::for_bless`).
+pub fn checks(path: &Path, bless: bool) -> Report {
+    crate::faults::checks(path, bless).0
 }
 
 /// The settings a command line gave: they win over the environment and the harness's own.

@@ -401,19 +401,34 @@ pub enum NoAnswer {
     NoExample(usize),
 }
 
-/// The faults of one example's fault trial that failed: each one's report.
+/// Why one example's fault trial failed.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error(
-    "{}\n\n{} of {played} fault{} failed: under a failing upstream, an agent answers a declared code (marked `retryable: true` when trying again may help) or, having retried, the example's output",
-    reports.join("\n\n"),
-    reports.len(),
-    if *played == 1 { "" } else { "s" }
-)]
-pub struct FaultsFailed {
-    /// One report per fault that failed.
-    pub reports: Vec<String>,
-    /// How many faults were played.
-    pub played: usize,
+pub enum FaultsFailed {
+    /// Faults that failed: each one's report.
+    #[error(
+        "{}\n\n{} of {played} fault{} failed: under a failing upstream, an agent answers a declared code (marked `retryable: true` when trying again may help) or, having retried, the example's output",
+        reports.join("\n\n"),
+        reports.len(),
+        if *played == 1 { "" } else { "s" }
+    )]
+    Faults {
+        /// One report per fault that failed.
+        reports: Vec<String>,
+        /// How many faults were played.
+        played: usize,
+    },
+    /// The example's requests are no longer the recorded ones, so no fault can be planted on
+    /// them: the trial waits for a recording, in one line (the example's own trial reports
+    /// where the requests differ).
+    #[error(
+        "waits for a recording: the agent's requests for example `{example}` are not the recorded ones any more, so no fault can be planted (`{trial}` says where they differ)"
+    )]
+    Unrecorded {
+        /// The example whose recording is stale, by its name.
+        example: String,
+        /// Its trial on the same pass, which reports the request in full.
+        trial: String,
+    },
 }
 
 /// Why `--junit` could not be written.
@@ -552,11 +567,22 @@ impl RunError {
             RunError::Config(report) => {
                 eprint!("{}", holon_core::check::render_human(report, color))
             }
-            RunError::Upstreams(holon_upstream::StartError::Recordings { reports }) => {
+            RunError::Upstreams(holon_upstream::StartError::Recordings { reports, record }) => {
                 for report in reports {
                     eprint!("{}", holon_core::check::render_human(report, color));
                 }
-                eprintln!("error: the recordings were not read, and nothing was written");
+                eprintln!(
+                    "error: the recordings were not read, and nothing was written{}",
+                    if *record {
+                        holon_upstream::FORCE_HINT
+                    } else {
+                        ""
+                    }
+                );
+            }
+            RunError::Upstreams(holon_upstream::StartError::Secrets { report }) => {
+                eprint!("{}", holon_core::check::render_human(report, color));
+                eprintln!("error: no call was made, and nothing was written");
             }
             other => eprintln!("error: {other}"),
         }

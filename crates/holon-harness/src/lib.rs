@@ -311,6 +311,15 @@ impl Harness {
         self.conclude(&run, args, &conclusion, &passes, mcp.as_ref(), started)
     }
 
+    /// The command that blesses, replaying: `cargo holon-test --bless`, or the `--server-cmd`
+    /// line's.
+    fn bless_command(&self) -> String {
+        match self.command().strip_prefix("cargo holon-test") {
+            Some(rest) => format!("cargo holon-test --bless{rest}"),
+            None => format!("{} --bless", self.command()),
+        }
+    }
+
     /// The command that runs these tests: `cargo holon-test`, or the `--server-cmd` line.
     fn command(&self) -> String {
         match &self.replay {
@@ -322,12 +331,18 @@ impl Harness {
     /// The checks (printed when they refuse, or warn and were not shown yet), then the settings
     /// of the run; `None` when the checks refused the manifest (and said why).
     fn prepare(&self, args: &Arguments) -> Result<Option<(Run, check::Report)>, RunError> {
+        // Under `--bless`, an example output the schema no longer admits is a difference the
+        // run writes, not a refusal.
+        let bless = settings::blesses(&self.command_line, &self.given);
         let (report, held) = if self.checks_shown {
             let mut report = check::check_file(&self.manifest);
+            if bless {
+                report = check::for_bless(report);
+            }
             let held = faults::hold_back(&mut report);
             (report, held)
         } else {
-            faults::checks(&self.manifest)
+            faults::checks(&self.manifest, bless)
         };
         if !report.accepted() || (report.warnings() > 0 && !self.checks_shown) {
             eprint!("{}", check::render_human(&report, use_color(args)));
@@ -362,6 +377,7 @@ impl Harness {
                     command: self.command(),
                     seed: settings.explore.seed,
                     bless: settings.bless,
+                    force: settings.force,
                 };
                 let mut upstreams = Upstreams::start(start)?;
                 if let Some(seed) = upstreams.recorded_seed()
@@ -385,10 +401,11 @@ impl Harness {
             None => None,
         };
         let bless = settings.bless.then(|| Arc::new(Collector::default()));
+        let secrets = (upstreams.as_ref()).map_or_else(Default::default, |u| u.secrets().clone());
         let run = Run {
             manifest,
             settings,
-            records: Arc::new(Records::default()),
+            records: Arc::new(Records::new(secrets)),
             bless,
             lines,
             upstreams,
@@ -431,6 +448,11 @@ impl Harness {
         let mut env = self.server_env.clone();
         if let Some(u) = &run.upstreams {
             env.extend(u.server_env().iter().cloned());
+        }
+        if run.settings.bless {
+            // A Rust server checks its manifest as the run does: an example output the schema
+            // no longer admits is what this run rewrites.
+            env.push((settings::BLESS_VAR.to_string(), "1".to_string()));
         }
         let server = McpPass::server(run, at, env);
         let mcp = Arc::new(McpPass::new(run, server.clone(), 0));
@@ -476,20 +498,24 @@ impl Harness {
         mcp: Option<&Mcp>,
         started: std::time::Instant,
     ) -> u8 {
+        let scrub = |text: &str| run.records.scrub(text);
         if let Some(said) = mcp.and_then(|m| m.server.said()) {
-            eprintln!("\nmcp: {said}");
+            eprintln!("\nmcp: {}", scrub(&said));
         }
         if let Some(mcp) = &mcp
             && let Some(output) = mcp.server.stop(mcp.passes.iter().any(|p| p.hung()))
             && conclusion.has_failed()
         {
-            eprintln!("\n--- server output (last lines) ---\n{output}\n---");
+            eprintln!(
+                "\n--- server output (last lines) ---\n{}\n---",
+                scrub(&output)
+            );
         }
         for note in passes.iter().filter_map(|p| p.retry_note()) {
-            eprintln!("\n{note}");
+            eprintln!("\n{}", scrub(&note));
         }
         for shared in run.records.shared() {
-            eprintln!("\n{}", record::note(&shared));
+            eprintln!("\n{}", scrub(&record::note(&shared)));
         }
         let records = run.records.take();
         if let Some(lines) = &run.lines {
@@ -497,11 +523,13 @@ impl Harness {
         }
         let mut code = match &run.bless {
             Some(seen) => {
+                let secrets = (run.upstreams.as_ref()).map(|u| u.secrets().clone());
                 match holon_bless::finish(
                     &self.manifest,
                     &run.manifest,
                     seen,
                     conclusion.num_failed,
+                    &secrets.unwrap_or_default(),
                 ) {
                     holon_bless::Outcome::Blessed => exit::OK,
                     holon_bless::Outcome::Left => exit::FAILED,
@@ -511,6 +539,14 @@ impl Harness {
             None => exit::OK,
         };
         if let Some(upstreams) = &run.upstreams {
+            if upstreams.mode() == Mode::Record && run.bless.is_none() && conclusion.has_failed() {
+                // The examples still say what the agent answered before: the new recordings
+                // replay, offline, into them.
+                eprintln!(
+                    "\nnote: the examples that failed may only differ from what the model answers now: `{}` writes the agent's answers from the new recordings into them (no key needed)",
+                    self.bless_command()
+                );
+            }
             let names: Vec<String> = run
                 .manifest
                 .examples

@@ -11,10 +11,11 @@ use crate::context::Run;
 use crate::error::NoAnswer;
 use crate::record::{self, Fault};
 use crate::verdict;
-use holon_core::gateway::{Answer, Pass, Reply};
+use holon_core::gateway::{Answer, Gateway, Pass, Reply, Status};
+use holon_core::manifest::{Example, Expect};
 use holon_explore::{Batch, Call, Explorer};
 use holon_upstream::fault::{Faulted, Plant};
-use holon_upstream::{Mode, Scope};
+use holon_upstream::{Mode, Scope, Upstreams};
 
 /// What a trial asks of a pass: each example's answer (its call made ahead of the trial), one
 /// input or several at once (explore), one input under an upstream fault (the fault trials),
@@ -72,6 +73,7 @@ pub(crate) fn example_judged(
     index: usize,
 ) -> impl FnOnce() -> Result<(), Fault> + Send + 'static {
     let (manifest, bless) = (run.manifest.clone(), run.bless.clone());
+    let (records, upstreams) = (run.records.clone(), run.upstreams.clone());
     move || {
         let example = (manifest.examples.get(index)).ok_or(NoAnswer::NoExample(index))?;
         let gateway = manifest.gateway();
@@ -86,10 +88,44 @@ pub(crate) fn example_judged(
                 if let Some(bless) = &bless {
                     bless.observe(caller.pass(), gateway, example, &got, failure.as_deref());
                 }
-                verdict::judge_as(gateway, example, got, caller.live(), caller.pass().name())
+                let hint = upstreams
+                    .as_deref()
+                    .and_then(|u| rerecord(u, gateway, example, &got));
+                let pass = caller.pass().name();
+                verdict::judge_as(gateway, example, got, caller.live(), pass, &records).map_err(
+                    |mut fault| {
+                        fault.message.extend(hint);
+                        fault
+                    },
+                )
             }
         }
     }
+}
+
+/// What to do about a replayed example that answers a code marked `retryable: true` where it
+/// promises an output: its recording may hold an answer the upstream gave on a bad day, which
+/// only recording that example again replaces.
+fn rerecord(
+    upstreams: &Upstreams,
+    gateway: &Gateway,
+    example: &Example,
+    got: &Answer,
+) -> Option<String> {
+    let Status::Declared(code) = got.status(gateway) else {
+        return None;
+    };
+    let transient = gateway.declared(&code).is_some_and(|d| d.retryable);
+    if upstreams.mode() != Mode::Replay
+        || !transient
+        || !matches!(example.expect, Expect::Output(_))
+    {
+        return None;
+    }
+    Some(format!(
+        "\n(replayed, the agent answers `{code}`, marked `retryable: true`: the recording may hold an upstream's answer on a bad day; record this example alone again: {})",
+        upstreams.refresh_one(&example.name)
+    ))
 }
 
 /// The `explore::<pass>` trial: the run's plan through `caller`, a batch at a time where the

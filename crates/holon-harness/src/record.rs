@@ -1,7 +1,8 @@
 //! What each trial did, kept for the reports written after the run (JUnit, GitHub
 //! annotations): its name, how long it took, and the failure's message. Kept per run, with the
 //! causes the failures share: when several trials fail for one cause, the first is reported in
-//! full and the others in one line each.
+//! full and the others in one line each. Every message is scrubbed of the run's secrets before
+//! it is kept or printed, so neither the terminal nor a report holds one.
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::{Arc, Mutex};
@@ -9,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use libtest_mimic::{Completion, Failed, Trial};
 
+use holon_core::config::Secrets;
 use holon_core::gateway::Status;
 
 /// Why a trial failed: its whole report, and what the failure can have in common with others.
@@ -89,6 +91,8 @@ pub(crate) struct Shared {
 pub(crate) struct Records {
     ended: Mutex<Vec<Record>>,
     causes: Mutex<Vec<Shared>>,
+    /// The run's secrets, which no message keeps.
+    secrets: Secrets,
 }
 
 /// A trial whose end is recorded in `records`: a pass, a failure with its message (in one line
@@ -145,15 +149,16 @@ fn recorded(
                 None,
             ),
         };
+        let failure = failure.map(|f| records.scrub(&f));
         let shown = match (&result, &cause) {
             (Ok(Err(fault)), Some(cause)) => match records.first_of(cause, &recorded) {
-                None => fault.message.clone(),
-                Some(first) => format!(
+                None => records.scrub(&fault.message),
+                Some(first) => records.scrub(&format!(
                     "{}; gateway status: {} (the same cause as `{first}`, reported in full)",
                     cause.what, cause.status
-                ),
+                )),
             },
-            (Ok(Err(fault)), None) => fault.message.clone(),
+            (Ok(Err(fault)), None) => records.scrub(&fault.message),
             _ => String::new(),
         };
         if let Ok(mut ended) = records.ended.lock() {
@@ -173,6 +178,20 @@ fn recorded(
 }
 
 impl Records {
+    /// No trial yet, in a run whose messages are scrubbed of `secrets`.
+    pub(crate) fn new(secrets: Secrets) -> Records {
+        Records {
+            secrets,
+            ..Records::default()
+        }
+    }
+
+    /// `text` with the run's secrets replaced by their markers: what any message of the run
+    /// goes through before it is printed.
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        self.secrets.scrub(text).into_owned()
+    }
+
     /// Every trial that ended so far, in the order they ended.
     pub(crate) fn take(&self) -> Vec<Record> {
         self.ended

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use crate::era::{self, PROTOCOL_VAR, Protocol};
 use crate::error::SettingError;
+pub use holon_core::message::shell_quote;
 use holon_explore as explore;
 use holon_upstream::fault::{self, Only};
 use holon_upstream::{self as upstream, Mode};
@@ -30,6 +31,8 @@ pub const EXPLORE_CASES_VAR: &str = "HOLON_EXPLORE_CASES";
 pub const EXPLORE_SEED_VAR: &str = "HOLON_EXPLORE_SEED";
 /// `--faults`: `0` turns the fault trials off.
 pub const FAULTS_VAR: &str = "HOLON_FAULTS";
+/// `--force`: `1` lets a record run record over recordings that do not read.
+pub const FORCE_VAR: &str = "HOLON_FORCE";
 /// `--url`: the MCP pass against a server already running, none started.
 pub const SERVER_URL_VAR: &str = "HOLON_SERVER_URL";
 
@@ -80,6 +83,8 @@ pub struct Layer {
     pub server_url: Option<String>,
     /// Which MCP eras to test the server in.
     pub protocol: Option<Protocol>,
+    /// Whether a record run records over recordings that do not read.
+    pub force: Option<bool>,
 }
 
 impl Layer {
@@ -117,6 +122,8 @@ impl Layer {
             // Checked as a URL where the run builds its target (`lib`), naming the variable.
             server_url: var(SERVER_URL_VAR)?,
             protocol: parsed(PROTOCOL_VAR, var(PROTOCOL_VAR)?, era::parse_protocol)?,
+            // Set to `1`, on; set to anything else, off.
+            force: var(FORCE_VAR)?.map(|v| v == "1"),
         })
     }
 
@@ -135,6 +142,7 @@ impl Layer {
             fault: self.fault.or(lower.fault),
             server_url: self.server_url.or_else(|| lower.server_url.clone()),
             protocol: self.protocol.or(lower.protocol),
+            force: self.force.or(lower.force),
         }
     }
 }
@@ -162,6 +170,19 @@ pub struct Settings {
     pub server_url: Option<String>,
     /// Which MCP eras the server is tested in: each it speaks, or the one named.
     pub protocol: Protocol,
+    /// Whether a record run records over recordings that do not read (`--force`).
+    pub force: bool,
+}
+
+/// Whether the run blesses, as [`resolve`] would say, read before the checks: a run that
+/// blesses takes an example output the schema no longer admits as a difference to write. A
+/// variable that does not parse is left for `resolve` to refuse.
+pub fn blesses(command_line: &Layer, harness: &Layer) -> bool {
+    let env = var(BLESS_VAR, |name| std::env::var(name)).ok().flatten();
+    (command_line.bless)
+        .or(env.map(|v| v == "1"))
+        .or(harness.bless)
+        .unwrap_or(false)
 }
 
 /// The settings of a run on the manifest at `path`: `command_line` over the environment over
@@ -237,20 +258,8 @@ fn resolve_layers(
         fault: given.fault,
         server_url: given.server_url,
         protocol: given.protocol.unwrap_or_default(),
+        force: given.force.unwrap_or(false),
     })
-}
-
-/// A word for `sh`, quoted only when it needs to be.
-pub fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@%+,".contains(&b));
-    if plain {
-        word.to_string()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
-    }
 }
 
 /// `on` or `off` (`1` or `0`).
@@ -358,6 +367,7 @@ mod tests {
                     Protocol::Auto,
                 ][n - 1],
             ),
+            force: Some(on),
         };
         let (command_line, environment, harness) = (all(1, true), all(2, false), all(3, true));
         let settings = |c: &Layer, e: &Layer, h: &Layer| {
@@ -388,12 +398,13 @@ mod tests {
                     Protocol::Auto
                 ][n - 1]
             );
+            assert_eq!(s.force, on);
         }
         let defaults = settings(&Layer::default(), &Layer::default(), &Layer::default());
         assert_eq!(defaults.startup, DEFAULT_STARTUP);
         assert_eq!(defaults.concurrency, DEFAULT_CONCURRENCY);
         assert!(!defaults.bless && defaults.explore.differential);
-        assert!(defaults.faults && defaults.fault.is_none());
+        assert!(defaults.faults && defaults.fault.is_none() && !defaults.force);
         assert_eq!(defaults.protocol, Protocol::Auto);
     }
 

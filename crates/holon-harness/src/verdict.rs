@@ -3,20 +3,22 @@
 //! answer's own (`Answer::status`, `Answer::describe`); this adds what the example expected.
 
 use super::compare::{diff, differences};
-use super::record::{Cause, Fault};
+use super::record::{Cause, Fault, Records};
 use holon_core::gateway::{Answer, Gateway, Status};
 use holon_core::json::equal as json_eq;
 use holon_core::manifest::{Example, Expect};
 
 /// [`judge`], or in live mode (the real upstreams behind the agent, whose answers vary) what a
 /// paying caller would get: a success `interface.output` admits, or the example's declared
-/// code, with any difference from the example's output printed as a note, not a failure.
+/// code, with any difference from the example's output printed as a note (scrubbed of the
+/// run's secrets, as `records` scrubs every message), not a failure.
 pub(crate) fn judge_as(
     gateway: &Gateway,
     example: &Example,
     answer: Answer,
     live: bool,
     pass: &str,
+    records: &Records,
 ) -> Result<(), Fault> {
     if !live {
         return judge(gateway, example, answer);
@@ -27,13 +29,14 @@ pub(crate) fn judge_as(
                 let shown = |v: Option<&serde_json::Value>| {
                     v.map_or("(nothing)".to_string(), holon_core::message::short)
                 };
-                eprintln!(
+                let note = format!(
                     "note: live: `{pass}::{}` differs from its example at `{}`: the example says {}, the agent {} (live judges what a paying caller gets: a success, so this is a note)",
                     example.name,
                     if at.is_empty() { "/" } else { &at },
                     shown(was),
                     shown(now)
                 );
+                eprintln!("{}", records.scrub(&note));
             }
             Ok(())
         }

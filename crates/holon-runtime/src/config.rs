@@ -10,14 +10,18 @@ use super::ServeError;
 
 /// Where the server listens, which manifest it uses and its limits, from the environment:
 /// `HOST` (default `127.0.0.1`), `PORT` (default `8080`; `0` picks a free one),
-/// `HOLON_MANIFEST` (a path that replaces the embedded manifest) and the `HOLON_*` variables of
-/// [`ServerLimits`].
+/// `HOLON_MANIFEST` (a path that replaces the embedded manifest), `HOLON_BLESS` and the
+/// `HOLON_*` variables of [`ServerLimits`].
 #[derive(Debug, Clone)]
 pub(crate) struct ServeOptions {
     /// The address to bind.
     pub(crate) addr: SocketAddr,
     /// A manifest file to use instead of the embedded one.
     pub(crate) manifest_path: Option<std::path::PathBuf>,
+    /// `HOLON_BLESS=1`: the server of a test run that blesses, which takes a manifest whose
+    /// only errors are example outputs `interface.output` no longer admits (the run is writing
+    /// the agent's answers over them).
+    pub(crate) blessing: bool,
     /// Timeouts, the connection cap, allowed origins, the shutdown grace.
     pub(crate) limits: ServerLimits,
 }
@@ -38,6 +42,7 @@ impl ServeOptions {
         Ok(ServeOptions {
             addr: SocketAddr::new(ip, port),
             manifest_path: std::env::var_os("HOLON_MANIFEST").map(Into::into),
+            blessing: std::env::var("HOLON_BLESS").is_ok_and(|v| v.trim() == "1"),
             limits: ServerLimits::from_env()?,
         })
     }

@@ -38,9 +38,13 @@ macro_rules! manifest {
     };
 }
 
+/// The manifest to serve, checked as the registry would; `blessing`, as a run that blesses
+/// checks it (`check::for_bless`: an example output the schema no longer admits is not a
+/// refusal, since the run is writing the agent's answer over it).
 pub(crate) fn load(
     embedded: EmbeddedManifest,
     replacement: Option<&std::path::Path>,
+    blessing: bool,
 ) -> Result<Manifest, ServeError> {
     // Both are checked as text: a deployed server has no `files/` folder for example handles.
     let report = match replacement {
@@ -57,6 +61,11 @@ pub(crate) fn load(
             check::check_str(&text, path)
         }
         None => check::check_str(embedded.text, std::path::Path::new(embedded.path)),
+    };
+    let report = if blessing {
+        check::for_bless(report)
+    } else {
+        report
     };
     check::into_manifest(report).map_err(|r| ServeError::Refused(check::render_human(&r, false)))
 }

@@ -47,7 +47,7 @@ async fn serve_async(
     agent: Arc<dyn Agent>,
     options: ServeOptions,
 ) -> Result<(), ServeError> {
-    let manifest = load(manifest, options.manifest_path.as_deref())?;
+    let manifest = load(manifest, options.manifest_path.as_deref(), options.blessing)?;
     let shutdown = CancellationToken::new();
     let stop = shutdown.clone();
     tokio::spawn(async move {

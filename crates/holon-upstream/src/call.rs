@@ -2,15 +2,16 @@
 //! its own, and what the proxies of a run share (the recordings read, what this run recorded,
 //! the real services' addresses, the requests counted).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::fault::{Faulted, Plant};
-use crate::matching::{self, Secrets};
-use crate::mode::Mode;
+use crate::matching;
+use crate::mode::{Mode, Refresh};
 use crate::recording::{Read, Request, Response, Scope};
+use holon_core::config::Secrets;
 use holon_core::gateway::{Answer, Pass, Reply, Trouble};
 
 /// One of a thing for each pass.
@@ -61,6 +62,9 @@ pub(crate) struct ProxyState {
     pub(crate) requests: Mutex<HashMap<String, usize>>,
     /// What went wrong outside any call (a server's start).
     pub(crate) outside: Mutex<Vec<String>>,
+    /// The reports of requests no recording answers that a trial printed in full already: the
+    /// other pass's trial of the same example says so in one line.
+    pub(crate) reported: Mutex<HashSet<String>>,
     /// The client that forwards to the real services.
     pub(crate) client: reqwest::Client,
     /// How long a forwarded request may take.
@@ -150,7 +154,7 @@ pub struct Entered {
     pub(crate) pass: Pass,
     pub(crate) state: Arc<ProxyState>,
     /// The command that refreshes the recordings, for the report of a request none answered.
-    pub(crate) refresh: Arc<str>,
+    pub(crate) refresh: Arc<Refresh>,
     pub(crate) _turn: tokio::sync::OwnedMutexGuard<()>,
 }
 
@@ -212,11 +216,45 @@ impl Entered {
         if misses.is_empty() {
             return None;
         }
-        Some(Trouble::Unrecorded(format!(
-            "{}\nrefresh the recordings: {}",
-            misses.join("\n"),
-            self.refresh
-        )))
+        // One report per cause: a request another trial reported in full (the same example's
+        // call on the other pass) is said here in its first line.
+        let mut full = Vec::new();
+        let mut said = Vec::new();
+        for miss in misses {
+            let first = self
+                .state
+                .reported
+                .lock()
+                .map_or(true, |mut r| r.insert(miss.clone()));
+            if first {
+                full.push(miss);
+            } else {
+                said.push(format!(
+                    "{} (the same request as another trial's, whose report says where it differs)",
+                    miss.lines().next().unwrap_or("").trim_end_matches(':')
+                ));
+            }
+        }
+        let mut text = full.join("\n");
+        if !full.is_empty() {
+            text.push_str(&format!(
+                "\nrefresh the recordings: {}",
+                self.refresh.whole()
+            ));
+            if let Scope::Example(name) = &self.call.scope {
+                text.push_str(&format!(
+                    "\n  (this example alone: {})",
+                    self.refresh.one(name)
+                ));
+            }
+        }
+        for line in said {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&line);
+        }
+        Some(Trouble::Unrecorded(text))
     }
 }
 

@@ -4,6 +4,9 @@
 
 use std::path::PathBuf;
 
+/// What a record run refused over recordings that do not read says it can do instead.
+pub const FORCE_HINT: &str = " (fix them, or record over them: `--force` with `--upstream record`)";
+
 /// A setting of the upstreams that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SettingError {
@@ -25,12 +28,26 @@ pub enum SettingError {
 pub enum StartError {
     /// Recording files are refused, each with its located problems.
     #[error(
-        "{}the recordings were not read, and nothing was written",
-        reports.iter().map(|r| holon_core::check::render_human(r, false)).collect::<String>()
+        "{}the recordings were not read, and nothing was written{}",
+        reports.iter().map(|r| holon_core::check::render_human(r, false)).collect::<String>(),
+        if *record { FORCE_HINT } else { "" }
     )]
     Recordings {
         /// One report per refused file.
         reports: Vec<holon_core::check::Report>,
+        /// Whether the run records (then `--force` records over them).
+        record: bool,
+    },
+    /// A secret's value does not do for the mode: unset for a record run, or too short to
+    /// scrub; the report locates each in `holon-test.toml`, naming the variable, never its
+    /// value.
+    #[error(
+        "{}no call was made, and nothing was written",
+        holon_core::check::render_human(report, false)
+    )]
+    Secrets {
+        /// The problems, located in `holon-test.toml`.
+        report: holon_core::check::Report,
     },
     /// `--upstream record` cannot write in the recordings folder.
     #[error("`--upstream record` cannot write the recordings in `{}`: {source}", folder.display())]

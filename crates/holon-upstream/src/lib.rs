@@ -7,15 +7,18 @@
 //! Each pass has its own listener per upstream, and in `replay` and `record` a pass makes one
 //! call at a time, so every upstream request is the request of one call: an example's
 //! recording answers that example's requests, in the order they were made; explore's cases
-//! share one recording.//!
+//! share one recording.
+//!
 //! An implementation crate of holon-kit: the harness starts the upstreams of a run and enters
 //! each call it makes; this crate knows nothing of the harness. Its items follow holon-kit's
 //! version and make no promise of their own.
 //!
 //! The modules, lowest first: `error`; `recording` (the files' format, read with every problem
-//! located); `matching` (a request matched by method, path, query and JSON body; secrets
-//! scrubbed; the closest recorded request) and `fault` (the seven faults and what each
-//! answers); `mode`; `call` (the call in flight on each pass, what the proxies share); `proxy`
+//! located; a stream's text put together; what two recordings of one answer may differ in);
+//! `matching` (a request matched by method, path, query and JSON body; the closest recorded
+//! request), `scrub` (the secrets' values out of what is recorded, across a stream's events
+//! too) and `fault` (the seven faults and what each answers); `mode` (and the command that
+//! records again); `call` (the call in flight on each pass, what the proxies share); `proxy`
 //! (the loopback proxy that replays, records or forwards); `upstreams` (a run's upstreams).
 
 mod call;
@@ -25,10 +28,11 @@ mod matching;
 mod mode;
 mod proxy;
 pub mod recording;
+mod scrub;
 mod upstreams;
 
 pub use call::Entered;
-pub use error::{FinishError, SettingError, StartError};
-pub use mode::{MODE_VAR, Mode, PLACEHOLDER, parse_mode};
+pub use error::{FORCE_HINT, FinishError, SettingError, StartError};
+pub use mode::{MODE_VAR, Mode, PLACEHOLDER, Refresh, parse_mode};
 pub use recording::{Request, Scope};
 pub use upstreams::{Start, Upstreams};

@@ -1,100 +1,12 @@
 //! How a request an agent sends is matched with a recorded one: by method, path, query and
 //! body, a JSON body compared as JSON (key order and whitespace do not matter), credentials and
-//! secrets out of the picture. When nothing matches, the closest recorded request and the first
-//! place where it differs, for the report.
+//! secrets out of the picture (`scrub` replaced them before). When nothing matches, the closest
+//! recorded request and the first place where it differs, for the report.
 
 use serde_json::Value;
 
 use crate::recording::{Body, Exchange, Request, Scope};
 use holon_core::json::{equal, first_difference};
-
-/// The secrets of a run: each declared variable's value, and the marker written in its place.
-#[derive(Debug, Clone, Default)]
-pub struct Secrets(Vec<(String, String)>);
-
-impl Secrets {
-    /// The values of `names` that are set in the environment (a value shorter than 4 bytes is
-    /// not a credential, and would scrub every occurrence of, say, `1`).
-    pub fn from_env(names: &[String]) -> Secrets {
-        let mut pairs: Vec<(String, String)> = names
-            .iter()
-            .filter_map(|name| {
-                let value = std::env::var(name).ok()?;
-                (value.len() >= 4).then(|| (value, format!("<secret:{name}>")))
-            })
-            .collect();
-        // The longest first, so a secret that contains another is scrubbed whole.
-        pairs.sort_by_key(|(v, _)| std::cmp::Reverse(v.len()));
-        Secrets(pairs)
-    }
-
-    /// Whether `text` holds a secret.
-    pub fn appears_in(&self, text: &str) -> bool {
-        self.0.iter().any(|(v, _)| text.contains(v.as_str()))
-    }
-
-    /// `text` with every secret replaced by its marker.
-    pub fn scrub(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for (value, marker) in &self.0 {
-            if out.contains(value.as_str()) {
-                out = out.replace(value.as_str(), marker);
-            }
-        }
-        out
-    }
-
-    fn scrub_json(&self, value: &mut Value) {
-        let mut stack = vec![value];
-        while let Some(v) = stack.pop() {
-            match v {
-                Value::String(s) if self.appears_in(s) => *s = self.scrub(s),
-                Value::Array(items) => stack.extend(items.iter_mut()),
-                Value::Object(map) => {
-                    let keys: Vec<String> =
-                        map.keys().filter(|k| self.appears_in(k)).cloned().collect();
-                    for key in keys {
-                        if let Some(inner) = map.remove(&key) {
-                            map.insert(self.scrub(&key), inner);
-                        }
-                    }
-                    stack.extend(map.values_mut());
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// A body with every secret replaced (binary bodies are left as they are).
-    pub fn scrub_body(&self, body: &mut Body) {
-        if self.0.is_empty() {
-            return;
-        }
-        match body {
-            Body::Json(v) => self.scrub_json(v),
-            Body::Text(t) => *t = self.scrub(t),
-            Body::Sse(events) => {
-                for e in events {
-                    self.scrub_json(&mut e.data);
-                }
-            }
-            Body::Empty | Body::Binary(_) => {}
-        }
-    }
-
-    /// A request with every secret replaced, in its path, query and body.
-    pub fn scrub_request(&self, request: &mut Request) {
-        if self.0.is_empty() {
-            return;
-        }
-        request.path = self.scrub(&request.path);
-        for (k, v) in &mut request.query {
-            *k = self.scrub(k);
-            *v = self.scrub(v);
-        }
-        self.scrub_body(&mut request.body);
-    }
-}
 
 /// Whether two requests are the same for replay.
 pub fn same(a: &Request, b: &Request) -> bool {
@@ -327,16 +239,5 @@ mod tests {
             "{}",
             found.difference
         );
-    }
-
-    #[test]
-    fn secrets_are_scrubbed_everywhere_but_short_values() {
-        let secrets = Secrets(vec![("sk-test-1234".into(), "<secret:KEY>".into())]);
-        let mut r = request(json!({"key": "Bearer sk-test-1234", "nested": ["sk-test-1234"]}));
-        r.query = vec![("key".into(), "sk-test-1234".into())];
-        secrets.scrub_request(&mut r);
-        let text = format!("{r:?}");
-        assert!(!text.contains("sk-test-1234"), "{text}");
-        assert!(text.contains("<secret:KEY>"), "{text}");
     }
 }

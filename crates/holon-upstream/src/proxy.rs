@@ -17,7 +17,8 @@ use crate::call::{Call, ProxyState, Slot};
 use crate::fault::{self, FaultyBody};
 use crate::matching;
 use crate::mode::Mode;
-use crate::recording::{Body, Exchange, Request, Response, Scope};
+use crate::recording::{self, Body, Exchange, Request, Response, Scope};
+use crate::scrub;
 use holon_core::gateway::Pass;
 
 /// The largest request or answer body the proxy takes.
@@ -103,7 +104,7 @@ async fn handle(
         ),
     };
     let raw = request.clone();
-    state.secrets.scrub_request(&mut request);
+    scrub::request(&state.secrets, &mut request);
     if let Ok(mut counts) = state.requests.lock() {
         *counts.entry(upstream.to_string()).or_default() += 1;
     }
@@ -142,13 +143,22 @@ async fn handle(
             let answer = record(state, upstream, &scope, request, occurrence, &parts, &bytes).await;
             match answer {
                 Ok(response) => {
-                    if transient(response.status) {
+                    let why = if transient(response.status) {
+                        Some("a transient failure is never recorded")
+                    } else if refused(response.status) {
+                        Some(
+                            "a refusal of the credentials is never recorded (is the key the agent sends one the service accepts?)",
+                        )
+                    } else {
+                        None
+                    };
+                    if let Some(why) = why {
                         let message = format!(
-                            "upstream `{upstream}` answered HTTP {} while recording ({} {}): a transient failure is never recorded, so nothing is recorded for {}",
+                            "upstream `{upstream}` answered HTTP {} while recording ({} {}): {why}, so {}",
                             response.status,
                             raw.method,
                             raw.path,
-                            scope.describe()
+                            kept(state, &scope)
                         );
                         blame(state, call.as_deref(), message);
                     }
@@ -156,10 +166,10 @@ async fn handle(
                 }
                 Err(why) => {
                     let message = format!(
-                        "upstream `{upstream}` could not be reached while recording ({} {}): {why}; nothing is recorded for {}",
+                        "upstream `{upstream}` could not be reached while recording ({} {}): {why}; {}",
                         raw.method,
                         raw.path,
-                        scope.describe()
+                        kept(state, &scope)
                     );
                     blame(state, call.as_deref(), message.clone());
                     error(StatusCode::BAD_GATEWAY, &message)
@@ -196,6 +206,24 @@ async fn handle(
 /// A status a service answers on a bad day (a rate limit, an outage): never the contract.
 pub(crate) fn transient(status: u16) -> bool {
     status == 429 || status >= 500
+}
+
+/// A status a service answers to credentials it does not take (a key unset, wrong or
+/// revoked): never recorded over an answer.
+pub(crate) fn refused(status: u16) -> bool {
+    status == 401 || status == 403
+}
+
+/// What a record run keeps for `scope` when one of its calls could not be recorded: its
+/// recording as it is, or nothing when it has none.
+fn kept(state: &ProxyState, scope: &Scope) -> String {
+    match (state.recorded.iter()).find(|r| r.recording.scope == *scope) {
+        Some(read) => {
+            let shown = read.path.strip_prefix(&state.base).unwrap_or(&read.path);
+            format!("`{}` is kept as it is", shown.display())
+        }
+        None => format!("nothing is recorded for {}", scope.describe()),
+    }
 }
 
 /// A path and its query pairs, as sent.
@@ -340,7 +368,22 @@ async fn record(
         }
     };
     slot.answer
-        .get_or_init(|| async { forward(state, upstream, parts, bytes).await.map(|(r, _)| r) })
+        .get_or_init(|| async {
+            let (mut answer, _) = forward(state, upstream, parts, bytes).await?;
+            scrub::response(&state.secrets, &mut answer);
+            // The recorded answer, when this one says the same but for its volatile fields:
+            // the agent sees what replay will play, and the file is left as it is.
+            let recorded = (state.recorded.iter())
+                .filter(|r| r.recording.scope == *scope)
+                .flat_map(|r| r.recording.exchanges.iter())
+                .filter(|x| x.upstream == upstream && matching::same(&x.request, &slot.request))
+                .nth(occurrence)
+                .filter(|x| recording::equivalent(&x.response, &answer));
+            Ok(match recorded {
+                Some(x) => x.response.clone(),
+                None => answer,
+            })
+        })
         .await
         .clone()
 }
@@ -467,9 +510,9 @@ pub(crate) fn recorded(state: &ProxyState) -> Vec<(Scope, Vec<Exchange>)> {
     for (scope, slots) in fresh.iter() {
         let mut exchanges = Vec::new();
         for slot in slots {
+            // Scrubbed as it came (`record`).
             if let Some(Ok(response)) = slot.answer.get() {
-                let mut response = response.clone();
-                state.secrets.scrub_body(&mut response.body);
+                let response = response.clone();
                 exchanges.push(Exchange {
                     upstream: slot.upstream.clone(),
                     request: slot.request.clone(),

@@ -1,6 +1,7 @@
-//! A run's upstreams: the recordings read, a listener per upstream and pass bound and served,
-//! the function pass's variables set, each call entered in its turn, and after the run what a
-//! record run writes and the warnings of what the run saw.
+//! A run's upstreams: the recordings read, the secrets' values checked, a listener per upstream
+//! and pass bound and served, the function pass's variables set, each call entered in its turn,
+//! and after the run what a record run writes (every file whole, only those whose answers
+//! changed, none over an answer the run could not record) and the warnings of what the run saw.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -10,11 +11,11 @@ use std::time::Duration;
 use crate::call::{Call, Entered, PerPass, ProxyState};
 use crate::error::{FinishError, StartError};
 use crate::fault::Plant;
-use crate::matching::Secrets;
-use crate::mode::{Mode, PLACEHOLDER};
+use crate::matching;
+use crate::mode::{Mode, PLACEHOLDER, Refresh};
 use crate::proxy;
-use crate::recording::{self, Recording, Request, Scope};
-use holon_core::config::TestConfig;
+use crate::recording::{self, Read, Recording, Request, Scope};
+use holon_core::config::{Need, Secrets, TestConfig};
 use holon_core::gateway::Pass;
 use holon_core::manifest::Manifest;
 
@@ -29,9 +30,14 @@ pub struct Upstreams {
     /// `VAR=URL` for the server process, and placeholder secrets in replay.
     server_env: Vec<(String, String)>,
     /// The command that refreshes the recordings.
-    refresh: Arc<str>,
+    refresh: Arc<Refresh>,
+    /// What the run says after it of how it started (a file `--force` records over).
+    notes: Vec<String>,
     /// Calls entered, per pass.
     calls: Mutex<usize>,
+    /// What the calls entered were for: a record run keeps the recording of one whose calls
+    /// made no request, and says so.
+    entered: Mutex<BTreeSet<Scope>>,
     /// Explore's seed in this run.
     seed: u64,
     bless: bool,
@@ -54,13 +60,18 @@ pub struct Start<'a> {
     /// Whether the run blesses: a live run then makes one call at a time, so that an upstream's
     /// failure is known to be the call's.
     pub bless: bool,
+    /// Whether a record run records over files that do not read (`--force`), rather than
+    /// refusing to start.
+    pub force: bool,
 }
 
 impl Upstreams {
-    /// Reads the recordings, binds a listener per upstream and pass, points the function pass's
-    /// variables at its listeners (in this process's environment, before any thread of the
-    /// harness starts) and starts serving. A TLS provider for rustls must be installed first
-    /// (the harness installs ring) for an `https` upstream of a record or live run.
+    /// Reads the recordings, checks the secrets' values (a record run needs every one, each
+    /// long enough to scrub), binds a listener per upstream and pass, points the function
+    /// pass's variables at its listeners (in this process's environment, before any thread of
+    /// the harness starts) and starts serving: all before any call. A TLS provider for rustls
+    /// must be installed first (the harness installs ring) for an `https` upstream of a record
+    /// or live run.
     pub fn start(start: Start<'_>) -> Result<Upstreams, StartError> {
         let Start {
             manifest,
@@ -70,15 +81,42 @@ impl Upstreams {
             command,
             seed,
             bless,
+            force,
         } = start;
         let folder = manifest.dir().join(recording::FOLDER);
         let names: Vec<String> = config.upstreams.iter().map(|u| u.name.clone()).collect();
+        let refresh = Refresh::new(&command, &config);
+        let mut notes = Vec::new();
         let recorded = if mode == Mode::Live {
             Vec::new()
         } else {
-            recording::read_all(&folder, &names)
-                .map_err(|reports| StartError::Recordings { reports })?
+            let read = recording::read_folder(&folder, &names);
+            if read.refused.is_empty() {
+                read.read
+            } else if mode == Mode::Record && force {
+                for report in &read.refused {
+                    notes.push(format!(
+                        "upstream: `{}` does not read; `--force` recorded over it where this run recorded its example",
+                        report.path.display()
+                    ));
+                }
+                read.read
+            } else {
+                return Err(StartError::Recordings {
+                    reports: read.refused,
+                    record: mode == Mode::Record,
+                });
+            }
         };
+        let need = match mode {
+            Mode::Record => Need::Every,
+            Mode::Live => Need::Set,
+            Mode::Replay => Need::Nothing,
+        };
+        let secrets = Secrets::read(&config, need, refresh.whole(), |name| {
+            std::env::var(name).ok()
+        })
+        .map_err(|report| StartError::Secrets { report })?;
         if mode == Mode::Record {
             writable(&folder)?;
         }
@@ -100,10 +138,8 @@ impl Upstreams {
                 }
             }
         }
-        let secret_names: Vec<String> = config
-            .upstreams
-            .iter()
-            .flat_map(|u| u.secrets.iter().cloned())
+        let secret_names: Vec<&str> = (config.upstreams.iter())
+            .flat_map(|u| u.secrets.iter().map(|s| s.name.as_str()))
             .collect();
         let mut listeners = Vec::new();
         let mut function_env = Vec::new();
@@ -127,14 +163,14 @@ impl Upstreams {
             }
         }
         if mode == Mode::Replay {
-            for name in &secret_names {
-                if std::env::var_os(name).is_none_or(|v| v.is_empty()) {
-                    function_env.push((name.clone(), PLACEHOLDER.into()));
-                    server_env.push((name.clone(), PLACEHOLDER.into()));
+            // No key is needed, and one too short to scrub is not used.
+            for name in secret_names {
+                if !secrets.holds(name) && !function_env.iter().any(|(k, _)| k == name) {
+                    function_env.push((name.to_string(), PLACEHOLDER.into()));
+                    server_env.push((name.to_string(), PLACEHOLDER.into()));
                 }
             }
         }
-        let secrets = Secrets::from_env(&secret_names);
         if function {
             set_before_threads(&function_env)?;
         }
@@ -152,6 +188,7 @@ impl Upstreams {
             current: PerPass::new(|| Mutex::new(None)),
             requests: Mutex::new(HashMap::new()),
             outside: Mutex::new(Vec::new()),
+            reported: Mutex::new(std::collections::HashSet::new()),
             client,
             limit: manifest.runtime.limits.timeout() + Duration::from_secs(5),
             base: manifest.dir(),
@@ -173,8 +210,10 @@ impl Upstreams {
             turns: PerPass::new(|| Arc::new(tokio::sync::Mutex::new(()))),
             runtime: Mutex::new(Some(runtime)),
             server_env,
-            refresh: refresh_command(&command).into(),
+            refresh: Arc::new(refresh),
+            notes,
             calls: Mutex::new(0),
+            entered: Mutex::new(BTreeSet::new()),
             seed,
             bless,
         })
@@ -196,9 +235,19 @@ impl Upstreams {
         &self.server_env
     }
 
-    /// The command that refreshes the recordings.
+    /// The command that records every example again, with the variables it needs.
     pub fn refresh(&self) -> &str {
-        &self.refresh
+        self.refresh.whole()
+    }
+
+    /// The command that records example `name` alone again.
+    pub fn refresh_one(&self, name: &str) -> String {
+        self.refresh.one(name)
+    }
+
+    /// The values of the run's secrets, which nothing the run writes or prints may hold.
+    pub fn secrets(&self) -> &Secrets {
+        &self.state.secrets
     }
 
     /// The exchanges recorded for example `name`, in order: each one's upstream, request, and
@@ -210,7 +259,7 @@ impl Upstreams {
         let mut out: Vec<(String, Request, usize)> = Vec::new();
         for x in &read.recording.exchanges {
             let before = (out.iter())
-                .filter(|(u, r, _)| *u == x.upstream && crate::matching::same(r, &x.request))
+                .filter(|(u, r, _)| *u == x.upstream && matching::same(r, &x.request))
                 .count();
             out.push((x.upstream.clone(), x.request.clone(), before));
         }
@@ -246,6 +295,9 @@ impl Upstreams {
         if let Ok(mut calls) = self.calls.lock() {
             *calls += 1;
         }
+        if let Ok(mut entered) = self.entered.lock() {
+            entered.insert(call.scope.clone());
+        }
         Entered {
             call,
             pass,
@@ -261,7 +313,7 @@ impl Upstreams {
         if let Some(runtime) = self.runtime.lock().ok().and_then(|mut r| r.take()) {
             runtime.shutdown_background();
         }
-        let mut lines = Vec::new();
+        let mut lines = self.notes.clone();
         for problem in self
             .state
             .outside
@@ -298,7 +350,7 @@ impl Upstreams {
                         lines.push(format!(
                             "warning: `{}` records example `{name}`, which the manifest no longer has ({} removes it)",
                             read.path.display(),
-                            self.refresh
+                            self.refresh.whole()
                         ));
                     }
                 }
@@ -307,29 +359,51 @@ impl Upstreams {
             Mode::Live => Ok(()),
         };
         for line in lines {
-            eprintln!("{line}");
+            eprintln!("{}", self.state.secrets.scrub(&line));
         }
         result
     }
 
-    /// Writes what a record run recorded, one file per scope that ran without an upstream
-    /// failure, and removes the files of examples the manifest no longer has.
+    /// Writes what a record run recorded, at the end of the run and only if it has something
+    /// to write: one file per scope whose calls the upstreams answered (none over a recording
+    /// when a call of its scope failed, was refused or made no request), only where the
+    /// answers changed, each file whole (a temporary file renamed over it); and removes the
+    /// files of examples the manifest no longer has.
     fn write(&self, examples: &[String], lines: &mut Vec<String>) -> Result<(), FinishError> {
-        let existing: HashMap<Scope, PathBuf> = (self.state.recorded.iter())
-            .map(|r| (r.recording.scope.clone(), r.path.clone()))
+        let existing: HashMap<&Scope, &Read> = (self.state.recorded.iter())
+            .map(|r| (&r.recording.scope, r))
             .collect();
+        let shown = |path: &Path| {
+            let shown = path.strip_prefix(&self.state.base).unwrap_or(path);
+            shown.display().to_string()
+        };
         let failed: BTreeSet<Scope> = self.failed_scopes();
-        let mut taken: BTreeSet<PathBuf> = existing.values().cloned().collect();
-        let (mut files, mut exchanges) = (0, 0);
+        let mut taken: BTreeSet<PathBuf> = existing.values().map(|r| r.path.clone()).collect();
+        let mut writes: Vec<(PathBuf, String)> = Vec::new();
+        let (mut exchanges, mut unchanged, mut kept) = (0, 0, Vec::new());
         let mut made = proxy::recorded(&self.state);
+        // A scope whose calls made no request is in the run too: it records nothing.
+        let entered = self.entered.lock().map(|e| e.clone()).unwrap_or_default();
+        for scope in entered {
+            if !made.iter().any(|(s, _)| *s == scope) {
+                made.push((scope, Vec::new()));
+            }
+        }
         made.sort_by(|a, b| a.0.cmp(&b.0));
         for (scope, mut list) in made {
-            if failed.contains(&scope) {
-                continue;
-            }
             if let Scope::Example(name) = &scope
                 && !examples.contains(name)
             {
+                continue;
+            }
+            let old = existing.get(&scope);
+            if failed.contains(&scope) || list.is_empty() {
+                // Nothing replaces a recording but answers: a failed call's trial said why.
+                if let Some(old) = old
+                    && !old.recording.exchanges.is_empty()
+                {
+                    kept.push(shown(&old.path));
+                }
                 continue;
             }
             if scope == Scope::Explore {
@@ -343,56 +417,85 @@ impl Upstreams {
                     )
                 });
             }
-            let path = match existing.get(&scope) {
-                Some(path) => path.clone(),
+            let recording = Recording {
+                seed: (scope == Scope::Explore).then_some(self.seed),
+                scope: scope.clone(),
+                exchanges: list,
+            };
+            if let Some(old) = old
+                && same(&old.recording, &recording)
+            {
+                unchanged += 1;
+                continue;
+            }
+            let path = match old {
+                Some(old) => old.path.clone(),
                 None => {
                     let path = self.new_path(&scope, &taken);
                     taken.insert(path.clone());
                     path
                 }
             };
-            if list.is_empty() {
-                if existing.contains_key(&scope) {
-                    std::fs::remove_file(&path).map_err(|source| FinishError::Remove {
-                        path: path.clone(),
-                        source,
-                    })?;
+            exchanges += recording.exchanges.len();
+            writes.push((path, recording.to_text()));
+        }
+        let gone: Vec<(&PathBuf, &str)> = (self.state.recorded.iter())
+            .filter_map(|read| match &read.recording.scope {
+                Scope::Example(name) if !examples.contains(name) => {
+                    Some((&read.path, name.as_str()))
                 }
-                continue;
-            }
-            exchanges += list.len();
-            files += 1;
-            let text = Recording {
-                seed: (scope == Scope::Explore).then_some(self.seed),
-                scope: scope.clone(),
-                exchanges: list,
-            }
-            .to_text();
-            write_file(&path, &text)?;
+                _ => None,
+            })
+            .collect();
+        let files = writes.len();
+        // A run that recorded nothing removes nothing either.
+        let answered = files > 0 || unchanged > 0;
+        for (path, text) in writes {
+            write_file(&self.folder, &path, &text)?;
         }
-        for read in &self.state.recorded {
-            if let Scope::Example(name) = &read.recording.scope
-                && !examples.contains(name)
-            {
-                std::fs::remove_file(&read.path).map_err(|source| FinishError::Remove {
-                    path: read.path.clone(),
-                    source,
-                })?;
-                lines.push(format!(
-                    "upstream: removed `{}`: the manifest no longer has example `{name}`",
-                    read.path.display()
-                ));
-            }
+        for (path, name) in gone.into_iter().filter(|_| answered) {
+            std::fs::remove_file(path).map_err(|source| FinishError::Remove {
+                path: path.clone(),
+                source,
+            })?;
+            lines.push(format!(
+                "upstream: removed `{}`: the manifest no longer has example `{name}`",
+                shown(path)
+            ));
         }
-        lines.push(format!(
+        let mut summary = format!(
             "upstream: recorded {exchanges} exchange{} in {files} file{} in `{}`",
             if exchanges == 1 { "" } else { "s" },
             if files == 1 { "" } else { "s" },
             self.folder.display()
-        ));
+        );
+        if unchanged > 0 {
+            summary.push_str(&format!(
+                "; {unchanged} file{} left as {} (the same answers)",
+                if unchanged == 1 { "" } else { "s" },
+                if unchanged == 1 {
+                    "it was"
+                } else {
+                    "they were"
+                }
+            ));
+        }
+        lines.push(summary);
+        if !kept.is_empty() {
+            let list: Vec<String> = kept.iter().map(|k| format!("`{k}`")).collect();
+            lines.push(format!(
+                "upstream: kept {} as {}: a call {} record{} was refused or not answered, or made no request (the trials say why); record again once the upstream answers",
+                list.join(", "),
+                if kept.len() == 1 { "it was" } else { "they were" },
+                if kept.len() == 1 { "it" } else { "they" },
+                if kept.len() == 1 { "s" } else { "" },
+            ));
+        }
         Ok(())
     }
 
+    /// The scopes a call of which the upstream did not answer with something to record: a
+    /// transient failure, a refusal of the credentials, no connection.
     fn failed_scopes(&self) -> BTreeSet<Scope> {
         let Ok(fresh) = self.state.fresh.lock() else {
             return BTreeSet::new();
@@ -401,7 +504,9 @@ impl Upstreams {
             .iter()
             .filter(|(_, slots)| {
                 slots.iter().any(|s| match s.answer.get() {
-                    Some(Ok(response)) => proxy::transient(response.status),
+                    Some(Ok(response)) => {
+                        proxy::transient(response.status) || proxy::refused(response.status)
+                    }
                     Some(Err(_)) | None => true,
                 })
             })
@@ -437,24 +542,47 @@ fn writable(folder: &Path) -> Result<(), StartError> {
     std::fs::remove_file(&probe).map_err(refuse)
 }
 
-/// Writes `text` to `path` through a temporary file renamed over it.
-fn write_file(path: &Path, text: &str) -> Result<(), FinishError> {
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, text)
-        .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|source| FinishError::Write {
-            path: path.to_path_buf(),
-            source,
+/// Whether a recording made again says what the recorded one says: the same scope and seed,
+/// and each exchange's request the same for replay and its answer the same (a record run gave
+/// the agent the recorded answer where the new one differed only in volatile fields).
+fn same(old: &Recording, new: &Recording) -> bool {
+    old.scope == new.scope
+        && old.seed == new.seed
+        && old.exchanges.len() == new.exchanges.len()
+        && old.exchanges.iter().zip(&new.exchanges).all(|(a, b)| {
+            a.upstream == b.upstream
+                && matching::same(&a.request, &b.request)
+                && a.request.content_type == b.request.content_type
+                && a.response == b.response
         })
 }
 
-/// `cargo holon-test --upstream record ...`: the mode right after the command's name, so the
-/// line reads the same for a Rust agent and for `--server-cmd`.
-fn refresh_command(command: &str) -> String {
-    match command.strip_prefix("cargo holon-test") {
-        Some(rest) => format!("cargo holon-test --upstream record{rest}"),
-        None => format!("{command} --upstream record"),
+/// Writes `text` to `path` whole: a temporary file in `folder`, renamed over `path`, so that a
+/// run stopped at any moment leaves the recording as it was or as it is now.
+fn write_file(folder: &Path, path: &Path, text: &str) -> Result<(), FinishError> {
+    let failed = |source| FinishError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".recording-").suffix(".tmp");
+    // The permissions the file had, or those a file written in place gets (less the umask),
+    // rather than a temporary file's owner-only ones.
+    match std::fs::metadata(path) {
+        Ok(metadata) => {
+            builder.permissions(metadata.permissions());
+        }
+        Err(_) => {
+            #[cfg(unix)]
+            builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+        }
     }
+    let mut temporary = builder.tempfile_in(folder).map_err(failed)?;
+    std::io::Write::write_all(&mut temporary, text.as_bytes()).map_err(failed)?;
+    temporary
+        .persist(path)
+        .map(drop)
+        .map_err(|e| failed(e.error))
 }
 
 /// Sets the function pass's variables in this process. Sound only while no other thread runs
@@ -503,26 +631,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_refresh_command_names_the_mode_first() {
+    fn a_recording_is_written_whole_with_the_permissions_a_file_gets() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (path, plain) = (dir.path().join("a.json"), dir.path().join("plain"));
+        std::fs::write(&plain, "").unwrap();
+        write_file(dir.path(), &path, "{}\n").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), mode(&plain));
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_file(dir.path(), &path, "[]\n").unwrap();
         assert_eq!(
-            refresh_command("cargo holon-test"),
-            "cargo holon-test --upstream record"
+            (
+                std::fs::read_to_string(&path).unwrap().as_str(),
+                mode(&path)
+            ),
+            ("[]\n", 0o640)
         );
-        assert_eq!(
-            refresh_command("cargo holon-test --manifest holon.yaml --server-cmd 'python3 a.py'"),
-            "cargo holon-test --upstream record --manifest holon.yaml --server-cmd 'python3 a.py'"
-        );
-    }
-
-    #[test]
-    fn modes_parse() {
-        use crate::mode::parse_mode;
-        assert_eq!(parse_mode("record"), Ok(Mode::Record));
-        assert!(
-            parse_mode("recrod")
-                .unwrap_err()
-                .to_string()
-                .contains("`recrod`")
-        );
+        // Nothing is left beside it.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }
 }

@@ -1,8 +1,10 @@
 //! A fake model on loopback, for the tests and benchmarks of model-backed agents: an
-//! OpenAI-style `POST /chat/completions` that needs `Authorization: Bearer KEY`, answers after
-//! a delay, varies its wording from call to call as a model does, and streams its answer as
-//! server-sent events when asked (`"stream": true`). It runs on a runtime of its own and stops
-//! when dropped.
+//! OpenAI-style `POST /chat/completions` that needs `Authorization: Bearer KEY` (401 otherwise),
+//! answers after a delay, varies its wording from call to call as a model does (its `id`,
+//! `created` and `system_fingerprint` vary always, as a real service's do), and streams its
+//! answer as server-sent events when asked (`"stream": true`), in pieces of a given size. It can
+//! misbehave by repeating the key in its answer. It runs on a runtime of its own and stops when
+//! dropped.
 #![allow(
     dead_code,
     reason = "each benchmark that includes this file uses a different part of it"
@@ -34,6 +36,11 @@ pub struct Behaviour {
     /// Whether every call is refused with HTTP 429 (`Retry-After: 1`), as a model over its
     /// rate limit does.
     pub rate_limited: bool,
+    /// How many bytes of the answer's text each streamed event carries (0: three events).
+    pub piece: usize,
+    /// Whether the summary repeats the key the request carried, as a model echoing its prompt
+    /// or a misbehaving proxy would.
+    pub echo_key: bool,
 }
 
 /// A running fake model.
@@ -187,21 +194,31 @@ async fn answer(
         "medium"
     };
     let gist: Vec<&str> = ticket.split_whitespace().take(8).collect();
-    let content = json!({"priority": priority, "summary": format!("{opener} {}", gist.join(" "))})
-        .to_string();
+    let mut summary = format!("{opener} {}", gist.join(" "));
+    if behaviour.echo_key {
+        summary = format!("{summary} (key {})", behaviour.key);
+    }
+    let content = json!({"priority": priority, "summary": summary}).to_string();
+    // What a real service makes new for every answer.
+    let created = 1_700_000_000 + n as u64;
+    let fingerprint = format!("fp_{n:04}");
     let model = request["model"].as_str().unwrap_or("fake-model");
     if request["stream"] == true {
+        let size = match behaviour.piece {
+            0 => content.len().div_ceil(3).max(1),
+            n => n,
+        };
         let pieces: Vec<String> = content
             .as_bytes()
-            .chunks(content.len().div_ceil(3).max(1))
+            .chunks(size)
             .map(|c| String::from_utf8_lossy(c).into_owned())
             .collect();
         let mut events = String::new();
         for piece in pieces {
-            let chunk = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]});
+            let chunk = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": created, "model": model, "system_fingerprint": fingerprint, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]});
             events.push_str(&format!("data: {chunk}\n\n"));
         }
-        let last = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": 1_700_000_000, "model": model, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+        let last = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": created, "model": model, "system_fingerprint": fingerprint, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
         events.push_str(&format!("data: {last}\n\ndata: [DONE]\n\n"));
         let mut response = Response::new(Full::new(Bytes::from(events)));
         response.headers_mut().insert(
@@ -215,8 +232,9 @@ async fn answer(
         &json!({
             "id": format!("chatcmpl-{n}"),
             "object": "chat.completion",
-            "created": 1_700_000_000,
+            "created": created,
             "model": model,
+            "system_fingerprint": fingerprint,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
         }),

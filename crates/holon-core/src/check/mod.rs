@@ -38,7 +38,7 @@ pub use structure::{suggest, valid_name};
 
 use crate::manifest::yaml::Loc;
 pub use collect::Diagnostics;
-pub use report::{Report, into_manifest};
+pub use report::{MENDED_BY_BLESS, Report, for_bless, into_manifest};
 
 /// One problem of another file the kit reads beside the manifest (`holon-test.toml`, a
 /// recording), located in that file.

@@ -75,6 +75,9 @@ impl Report {
 /// `Manifest`. (A free function, not a method of `Report`, which holon-kit re-exports: the
 /// manifest model is the workspace's own.)
 pub fn into_manifest(report: Report) -> Result<Manifest, Report> {
+    if !report.accepted() {
+        return Err(report);
+    }
     match report.manifest {
         Some(mut m) => {
             let document = report.root.map(|root| root.to_json());
@@ -83,6 +86,37 @@ pub fn into_manifest(report: Report) -> Result<Manifest, Report> {
         }
         None => Err(report),
     }
+}
+
+/// The check `--bless` can mend: an example's output that `interface.output` no longer admits
+/// (a new required field, say) is a difference for the run to write, not a refusal.
+pub const MENDED_BY_BLESS: &str = "example-output-invalid";
+
+/// The report a run that blesses goes by: each `example-output-invalid` error becomes a
+/// warning, since the run writes the agent's answer over that output when `interface.output`
+/// admits the answer (and checks the rewritten file again before it writes it); every other
+/// error still refuses. `check` alone, and a run that does not bless, refuse as before.
+pub fn for_bless(mut report: Report) -> Report {
+    let mendable = report
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .all(|d| d.check == MENDED_BY_BLESS);
+    if !mendable || report.manifest.is_none() {
+        return report;
+    }
+    for d in &mut report.diagnostics {
+        if d.severity == Severity::Error {
+            d.severity = Severity::Warning;
+            d.hint = Some(
+                "`--bless` writes the agent's answer over this output when `interface.output` admits it"
+                    .into(),
+            );
+        }
+    }
+    // A check lists at most 1,000 problems and counts the rest: those are this check's too.
+    report.unlisted = [0, report.unlisted[0] + report.unlisted[1]];
+    report
 }
 
 impl Report {
@@ -131,4 +165,51 @@ pub struct Located {
     pub change: Change,
     /// Its line and column in that document.
     pub loc: Loc,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// word-stats' manifest with `reading_time_s` renamed in its schema (every example's
+    /// output now misses a required field), and with `also` changed in it.
+    fn changed(also: impl Fn(String) -> String) -> Report {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/word-stats/holon.yaml");
+        let text = std::fs::read_to_string(&path).expect("word-stats' manifest");
+        let text = text.replace(
+            "required: [characters, words, top_words, reading_time_s]",
+            "required: [characters, words, top_words, reading_time_s, language]",
+        );
+        let text = text.replace(
+            "      reading_time_s: { type: integer",
+            "      language: { type: string, maxLength: 8, description: The language. }\n      reading_time_s: { type: integer",
+        );
+        crate::check::check_str(&also(text), &path)
+    }
+
+    #[test]
+    fn bless_mends_an_output_the_schema_no_longer_admits_and_nothing_else() {
+        let report = changed(|t| t);
+        assert_eq!(report.errors(), 1, "{:?}", report.diagnostics);
+        let report = match into_manifest(report) {
+            Ok(_) => panic!("a run that does not bless refuses the manifest"),
+            Err(report) => report,
+        };
+        let blessing = for_bless(report);
+        assert!(blessing.accepted(), "{:?}", blessing.diagnostics);
+        assert_eq!(blessing.warnings(), 1);
+        assert!(
+            blessing.diagnostics[0]
+                .hint
+                .as_deref()
+                .is_some_and(|h| h.contains("--bless"))
+        );
+        assert!(into_manifest(blessing).is_ok());
+        // Another error beside it still refuses, blessing or not.
+        let worse = changed(|t| t.replace("version: 1.0.0", "version: one"));
+        let worse = for_bless(worse);
+        assert!(!worse.accepted());
+        assert!(into_manifest(worse).is_err());
+    }
 }

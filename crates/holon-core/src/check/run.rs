@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::collect::Diagnostics;
 use super::diagnostic::{Diagnostic, Severity};
 use super::file::{self, MAX_FILE_BYTES};
-use super::report::Report;
+use super::report::{MENDED_BY_BLESS, Report};
 use super::{codes, examples, lints, schema, structure};
 use crate::gateway::Gateway;
 use crate::manifest::yaml::{self, Kind, Loc, Node};
@@ -90,11 +90,14 @@ pub(super) fn check_parsed(
         Err(refusal) => (vec![refusal], [0, 0], None),
     };
     sort(&mut out);
-    let manifest = if out.iter().any(|d| d.severity == Severity::Error) {
-        None
-    } else {
-        manifest.map(Box::new)
-    };
+    // Kept where `--bless` could mend every error (`for_bless`); `into_manifest` takes it only
+    // from a report that refuses nothing.
+    let manifest =
+        if (out.iter()).any(|d| d.severity == Severity::Error && d.check != MENDED_BY_BLESS) {
+            None
+        } else {
+            manifest.map(Box::new)
+        };
     Report {
         path: path.to_path_buf(),
         source: text.to_string(),

@@ -1,9 +1,13 @@
 //! The recordings' format: what a recording holds (its scope, each exchange's request and
 //! answer, a body as JSON, text, server-sent events or base64) and how it is written, keys in a
-//! fixed order, so re-recording an agent whose upstream answers the same is an empty diff.
+//! fixed order, so re-recording an agent whose upstream answers the same is an empty diff. A
+//! stream is written one event a line, after what its text fields say put together
+//! (`assembled`): a reviewer reads the answer whole, and a change of wording is a few lines.
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
+
+use super::stream;
 
 /// The folder beside the manifest that holds the recordings.
 pub const FOLDER: &str = "recordings";
@@ -223,7 +227,8 @@ fn write_sse(events: &[Event]) -> String {
 }
 
 impl Recording {
-    /// The file's text: pretty JSON, keys in a fixed order, a final line break.
+    /// The file's text: JSON laid out as `serde_json` pretty-prints it (keys in a fixed order,
+    /// two spaces a level, a final line break), but each event of a stream on one line.
     pub fn to_text(&self) -> String {
         let mut top = Map::new();
         match &self.scope {
@@ -242,10 +247,107 @@ impl Recording {
         }
         let exchanges: Vec<Value> = self.exchanges.iter().map(exchange_json).collect();
         top.insert("exchanges".into(), Value::Array(exchanges));
-        let mut text = serde_json::to_string_pretty(&Value::Object(top)).unwrap_or_default();
+        let mut text = String::new();
+        write(&mut text, &Value::Object(top), 0, Layout::Pretty);
         text.push('\n');
         text
     }
+}
+
+/// How a value is laid out.
+#[derive(Clone, Copy, PartialEq)]
+enum Layout {
+    /// One member or item a line, indented.
+    Pretty,
+    /// Pretty, but each item of this array on one line: the events of a stream.
+    ItemsInline,
+    /// On one line: `{"a": 1, "b": [2, 3]}`.
+    Inline,
+}
+
+/// The depth at which an exchange's `request` and `response` members are written: the top
+/// object, `exchanges`, an exchange, then its request or response.
+const BODY_DEPTH: usize = 3;
+
+/// `value` at `depth` (0 for the top), laid out as `layout` says.
+fn write(out: &mut String, value: &Value, depth: usize, layout: Layout) {
+    let indent = |out: &mut String, depth: usize| {
+        for _ in 0..depth {
+            out.push_str("  ");
+        }
+    };
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            if layout == Layout::Inline {
+                out.push('{');
+                for (i, (key, v)) in map.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(&scalar(&Value::String(key.clone())));
+                    out.push_str(": ");
+                    write(out, v, depth + 1, Layout::Inline);
+                }
+                out.push('}');
+                return;
+            }
+            out.push_str("{\n");
+            for (i, (key, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(",\n");
+                }
+                indent(out, depth + 1);
+                out.push_str(&scalar(&Value::String(key.clone())));
+                out.push_str(": ");
+                let inner = if depth == BODY_DEPTH && key == "sse" {
+                    Layout::ItemsInline
+                } else {
+                    Layout::Pretty
+                };
+                write(out, v, depth + 1, inner);
+            }
+            out.push('\n');
+            indent(out, depth);
+            out.push('}');
+        }
+        Value::Array(items) if !items.is_empty() => {
+            if layout == Layout::Inline {
+                out.push('[');
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    write(out, v, depth + 1, Layout::Inline);
+                }
+                out.push(']');
+                return;
+            }
+            let inner = if layout == Layout::ItemsInline {
+                Layout::Inline
+            } else {
+                Layout::Pretty
+            };
+            out.push_str("[\n");
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(",\n");
+                }
+                indent(out, depth + 1);
+                write(out, v, depth + 1, inner);
+            }
+            out.push('\n');
+            indent(out, depth);
+            out.push(']');
+        }
+        Value::Object(_) => out.push_str("{}"),
+        Value::Array(_) => out.push_str("[]"),
+        other => out.push_str(&scalar(other)),
+    }
+}
+
+/// A scalar as JSON (a string escaped as `serde_json` escapes it).
+fn scalar(value: &Value) -> String {
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 fn exchange_json(x: &Exchange) -> Value {
@@ -282,6 +384,10 @@ fn body_json(into: &mut Map<String, Value>, content_type: &Option<String>, body:
             into.insert("base64".into(), json!(encoded));
         }
         Body::Sse(events) => {
+            let assembled = stream::assembled(events.iter().map(|e| &e.data));
+            if !assembled.is_empty() {
+                into.insert("assembled".into(), Value::Object(assembled));
+            }
             let list: Vec<Value> = events
                 .iter()
                 .map(|e| {

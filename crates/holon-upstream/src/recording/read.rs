@@ -9,6 +9,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use super::format::{Body, Event, Exchange, Recording, Request, Response, Scope};
+use super::stream;
 use holon_core::check::{self, Problem, Report};
 use holon_core::manifest::yaml::Loc;
 
@@ -30,11 +31,31 @@ pub fn any_recorded(dir: &Path) -> bool {
     })
 }
 
+/// The recordings of a folder: the files that read, and the reports of those refused.
+#[derive(Debug, Default)]
+pub struct Folder {
+    /// The files that read, in the order of their names.
+    pub read: Vec<Read>,
+    /// The files refused, each with its located problems (a second file of one scope too).
+    pub refused: Vec<Report>,
+}
+
 /// Every recording in `dir` (none when the folder does not exist), or the reports of the files
 /// that are refused. `upstreams` are the names `holon-test.toml` declares.
 pub fn read_all(dir: &Path, upstreams: &[String]) -> Result<Vec<Read>, Vec<Report>> {
+    let folder = read_folder(dir, upstreams);
+    if folder.refused.is_empty() {
+        Ok(folder.read)
+    } else {
+        Err(folder.refused)
+    }
+}
+
+/// Every recording in `dir` (none when the folder does not exist): those that read, and the
+/// reports of those refused, for a run that records over them (`--force`).
+pub fn read_folder(dir: &Path, upstreams: &[String]) -> Folder {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return Ok(Vec::new());
+        return Folder::default();
     };
     let mut paths: Vec<PathBuf> = entries
         .flatten()
@@ -42,7 +63,7 @@ pub fn read_all(dir: &Path, upstreams: &[String]) -> Result<Vec<Read>, Vec<Repor
         .filter(|p| p.extension().is_some_and(|e| e == "json"))
         .collect();
     paths.sort();
-    let mut read = Vec::new();
+    let mut read: Vec<Read> = Vec::new();
     let mut refused = Vec::new();
     for path in paths {
         let text = match check::read_manifest(&path) {
@@ -53,41 +74,34 @@ pub fn read_all(dir: &Path, upstreams: &[String]) -> Result<Vec<Read>, Vec<Repor
             }
         };
         match parse(&text, upstreams) {
-            Ok(recording) => read.push(Read { path, recording }),
+            Ok(recording) => {
+                if let Some(first) = read.iter().find(|r| r.recording.scope == recording.scope) {
+                    refused.push(check::file_report(
+                        &path,
+                        &text,
+                        vec![
+                            Problem::new(
+                                "recording-duplicate",
+                                "",
+                                Loc { line: 1, column: 1 },
+                                format!(
+                                    "`{}` records {} too, as `{}` does",
+                                    path.display(),
+                                    recording.scope.describe(),
+                                    first.path.display()
+                                ),
+                            )
+                            .hint("keep one of the two files"),
+                        ],
+                    ));
+                } else {
+                    read.push(Read { path, recording });
+                }
+            }
             Err(problems) => refused.push(check::file_report(&path, &text, problems)),
         }
     }
-    let mut seen: Vec<(&Scope, &Path)> = Vec::new();
-    for r in &read {
-        if let Some((_, first)) = seen.iter().find(|(s, _)| **s == r.recording.scope) {
-            let text = std::fs::read_to_string(&r.path).unwrap_or_default();
-            refused.push(check::file_report(
-                &r.path,
-                &text,
-                vec![
-                    Problem::new(
-                        "recording-duplicate",
-                        "",
-                        Loc { line: 1, column: 1 },
-                        format!(
-                            "`{}` records {} too, as `{}` does",
-                            r.path.display(),
-                            r.recording.scope.describe(),
-                            first.display()
-                        ),
-                    )
-                    .hint("keep one of the two files"),
-                ],
-            ));
-        } else {
-            seen.push((&r.recording.scope, &r.path));
-        }
-    }
-    if refused.is_empty() {
-        Ok(read)
-    } else {
-        Err(refused)
-    }
+    Folder { read, refused }
 }
 
 /// One recording's text, checked field by field.
@@ -266,6 +280,7 @@ impl Parse {
             "json",
             "text",
             "base64",
+            "assembled",
             "sse",
         ];
         let map = self.map(node, at, &known)?;
@@ -315,7 +330,15 @@ impl Parse {
             self.problem(parent(at), format!("`{}` is missing", shown(at)));
             return None;
         };
-        let known = ["status", "content_type", "json", "text", "base64", "sse"];
+        let known = [
+            "status",
+            "content_type",
+            "json",
+            "text",
+            "base64",
+            "assembled",
+            "sse",
+        ];
         let map = self.map(node, at, &known)?;
         let status = match map.get("status") {
             Some(Value::Number(n)) => match n.as_u64().filter(|s| (100..=599).contains(s)) {
@@ -406,7 +429,24 @@ impl Parse {
                     data: data.clone(),
                 });
             }
+            if let Some(written) = map.get("assembled") {
+                let put_together = stream::assembled(events.iter().map(|e| &e.data));
+                if *written != Value::Object(put_together) {
+                    self.problem(
+                        &format!("{at}/assembled"),
+                        "`assembled` is not what the events' text fields say put together: the events are what is replayed, so edit them (a record run writes `assembled` again)",
+                    );
+                    return None;
+                }
+            }
             return Some(Body::Sse(events));
+        }
+        if map.contains_key("assembled") {
+            self.problem(
+                &format!("{at}/assembled"),
+                "`assembled` goes with `sse`: it is what a stream's events say put together",
+            );
+            return None;
         }
         Some(Body::Empty)
     }
@@ -562,6 +602,50 @@ mod tests {
         let back = parse(&text, &["model".into()]).expect("it reads back");
         assert_eq!(back, recording);
         assert_eq!(back.to_text(), text, "written twice, the same bytes");
+    }
+
+    #[test]
+    fn a_stream_is_written_one_event_a_line_after_its_text_and_the_rest_as_serde_does() {
+        let mut recording = sample();
+        let stream = "data: {\"id\":\"c-1\",\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\ndata: {\"id\":\"c-1\",\"choices\":[{\"delta\":{\"content\":\"lo\"}}]}\n\ndata: [DONE]\n\n";
+        recording.exchanges[0].response.body =
+            Body::read(Some("text/event-stream"), stream.as_bytes());
+        let text = recording.to_text();
+        for line in [
+            "        \"assembled\": {\n          \"/choices/0/delta/content\": \"Hello\"\n        },\n",
+            "          {\"data\": {\"id\": \"c-1\", \"choices\": [{\"delta\": {\"content\": \"Hel\"}}]}},\n",
+            "          {\"data\": \"[DONE]\"}\n",
+        ] {
+            assert!(text.contains(line), "{line} in:\n{text}");
+        }
+        let back = parse(&text, &["model".into()]).expect("it reads back");
+        assert_eq!(back, recording);
+        assert_eq!(back.exchanges[0].response.body.bytes(), stream.as_bytes());
+        // `assembled` is what the events say: an edit of it alone is refused where it is.
+        let edited = text.replace("\"Hello\"", "\"Help\"");
+        let problems = parse(&edited, &["model".into()]).expect_err("refused");
+        assert_eq!(problems[0].pointer, "/exchanges/0/response/assembled");
+        // Without a stream, the text is what `serde_json` pretty-prints: files written before
+        // streams had a layout of their own read and write back as they were.
+        let mut plain = sample();
+        plain.exchanges[0].response.body = Body::Json(json!({"a": [1, {"b": []}], "c": {}}));
+        plain.exchanges[0].response.content_type = Some("application/json".into());
+        let written = plain.to_text();
+        let pretty =
+            serde_json::to_string_pretty(&serde_json::from_str::<Value>(&written).unwrap())
+                .unwrap();
+        assert_eq!(written, format!("{pretty}\n"));
+        // An older file, each event pretty-printed and no `assembled`, reads as the same.
+        let mut old = serde_json::from_str::<Value>(&text).unwrap();
+        old["exchanges"][0]["response"]
+            .as_object_mut()
+            .unwrap()
+            .remove("assembled");
+        let old = serde_json::to_string_pretty(&old).unwrap();
+        assert_eq!(
+            parse(&old, &["model".into()]).expect("an older file reads"),
+            recording
+        );
     }
 
     #[test]
