@@ -9,7 +9,7 @@ use std::process::Output;
 use std::time::Duration;
 
 use super::upstream::{KEY, python_agent, run_python, run_rust, rust_agent};
-use crate::util::fake_model::{Behaviour, FakeModel};
+use crate::util::fake_model::{Behaviour, FakeModel, Mix};
 use crate::util::{root, text};
 
 /// The Rust example in `dir` with its committed recordings, and the turn to use it.
@@ -267,6 +267,7 @@ fn rate_limited() -> FakeModel {
         delay: Duration::ZERO,
         vary: false,
         rate_limited: true,
+        mix: Mix::Plain,
     })
 }
 

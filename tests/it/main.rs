@@ -17,6 +17,7 @@ mod faults;
 mod files;
 mod hardening;
 mod harness;
+mod measure;
 mod properties;
 mod remote;
 mod runtime;

@@ -9,23 +9,35 @@ use serde_json::Value;
 
 use crate::context::Run;
 use crate::error::NoAnswer;
+use crate::measure::CallEnd;
 use crate::record::{self, Fault};
 use crate::verdict;
-use holon_core::gateway::{Answer, Pass, Reply};
+use holon_core::gateway::{Pass, Reply};
 use holon_explore::{Batch, Call, Explorer};
 use holon_upstream::fault::{Faulted, Plant};
 use holon_upstream::{Mode, Scope};
 
-/// What a trial asks of a pass: each example's answer (its call made ahead of the trial), one
-/// input or several at once (explore), one input under an upstream fault (the fault trials),
-/// and what the pass learned of the agent on the way.
+/// One call under a planted fault: an example's input, the example, and the fault.
+#[derive(Debug, Clone)]
+pub(crate) struct Planted {
+    /// The example's input.
+    pub input: Value,
+    /// The example, whose recording answers the call.
+    pub scope: Scope,
+    /// The fault, on one of the call's upstream requests.
+    pub plant: Plant,
+}
+
+/// What a trial asks of a pass: each example's calls (made ahead of the trial), one input or
+/// several at once (explore), calls under upstream faults (the fault trials), and what the
+/// pass learned of the agent on the way.
 pub(crate) trait Caller: Send + Sync {
     /// Which pass this is.
     fn pass(&self) -> Pass;
 
-    /// Example `index`'s answer, its call made ahead of the trial (this waits for it); with
-    /// the first failure of a real upstream the call saw (live), for `--bless`.
-    fn answer_of(&self, index: usize) -> Result<(Answer, Option<String>), NoAnswer>;
+    /// Example `index`'s calls (one, or `--repeat`'s), made ahead of the trial, as they ended
+    /// (this waits for them).
+    fn ends_of(&self, index: usize) -> Result<Vec<CallEnd>, NoAnswer>;
 
     /// Whether an answer is judged as a paying caller would live with it rather than against
     /// the example exactly: the agent calls real upstreams, whose answers vary.
@@ -38,8 +50,11 @@ pub(crate) trait Caller: Send + Sync {
     /// no answer in time among others was tried again alone.
     fn all(&self, inputs: &[Value]) -> Vec<Reply>;
 
-    /// Example `scope`'s input with `plant` failing one of its upstream requests.
-    fn faulted(&self, input: &Value, scope: Scope, plant: Plant) -> Faulted;
+    /// Calls under planted faults, in flight together up to the concurrency (a call whose
+    /// answer the proxy holds back, the `slow` fault, gives its place to the next while it
+    /// waits on the agent's own patience), each one's end given to `done` with its place in
+    /// `calls` as it comes.
+    fn faulted_all(&self, calls: &[Planted], done: &(dyn Fn(usize, Faulted) + Sync));
 
     /// Why no more calls should be sent: the pass answers none of them. `None` while it
     /// answers.
@@ -52,30 +67,47 @@ pub(crate) trait Caller: Send + Sync {
     fn retry_note(&self) -> Option<String>;
 }
 
-/// The `<pass>::<example>` trial of `examples[index]`: its answer judged against the example,
-/// and seen by `--bless`.
+/// The `<pass>::<example>` trial of `examples[index]`: its calls judged against the example
+/// (one call seen by `--bless`); ignored when `--max-calls` left it none.
 pub(crate) fn example_trial(run: &Run, caller: Arc<dyn Caller>, index: usize) -> Option<Trial> {
     let example = run.manifest.examples.get(index)?;
-    let name = format!("{}::{}", caller.pass().name(), example.name);
+    let pass = caller.pass();
+    let name = format!("{}::{}", pass.name(), example.name);
     let (manifest, bless) = (run.manifest.clone(), run.bless.clone());
-    Some(record::trial(&run.records, name, move || {
+    let planned = run.plan.runs(pass, index);
+    let tolerate = run.settings.min_success_rate.is_some();
+    let trial = record::trial(&run.records, name, move || {
         let example = (manifest.examples.get(index)).ok_or(NoAnswer::NoExample(index))?;
         let gateway = manifest.gateway();
-        match caller.answer_of(index) {
+        let ends = match caller.ends_of(index) {
             Err(why) => {
                 if let Some(bless) = &bless {
-                    bless.unanswered(caller.pass(), &example.name, &why.to_string());
+                    bless.unanswered(pass, &example.name, &why.to_string());
                 }
-                Err(Fault::from(why))
+                return Err(Fault::from(why));
             }
-            Ok((got, failure)) => {
-                if let Some(bless) = &bless {
-                    bless.observe(caller.pass(), gateway, example, &got, failure.as_deref());
+            Ok(ends) => ends,
+        };
+        match ends.as_slice() {
+            [] => Err(Fault::from(NoAnswer::NotPlanned)),
+            [one] if planned <= 1 => match &one.answer {
+                Err(why) => {
+                    if let Some(bless) = &bless {
+                        bless.unanswered(pass, &example.name, &why.to_string());
+                    }
+                    Err(Fault::from(why.clone()))
                 }
-                verdict::judge_as(gateway, example, got, caller.live(), caller.pass().name())
-            }
+                Ok(got) => {
+                    if let Some(bless) = &bless {
+                        bless.observe(pass, gateway, example, got, one.failure.as_deref());
+                    }
+                    verdict::judge_one(gateway, example, got.clone(), caller.live(), pass, tolerate)
+                }
+            },
+            many => verdict::judge_many(gateway, example, many, caller.live(), pass, tolerate),
         }
-    }))
+    });
+    Some(trial.with_ignored_flag(planned == 0 && run.settings.max_calls.is_some()))
 }
 
 /// The `explore::<pass>` trial: the run's plan through `caller`, a batch at a time where the

@@ -6,16 +6,17 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::calls::Calls;
+use super::calls::{Calls, Shape};
 use super::server::{Server, ServerAt};
 use super::tools::check_tools;
 use crate::context::Run;
 use crate::error::{NoAnswer, ServerError, ToolsError};
-use crate::pass::Caller;
-use holon_core::gateway::{Answer, Pass, Reply, Status};
+use crate::measure::CallEnd;
+use crate::pass::{Caller, Planted};
+use holon_core::gateway::{Pass, Reply, Status};
 use holon_core::manifest::Manifest;
-use holon_upstream::fault::{Faulted, Plant};
-use holon_upstream::{Mode, Scope};
+use holon_upstream::Mode;
+use holon_upstream::fault::Faulted;
 
 /// The MCP pass of one run: its server, and the calls made to it.
 pub(crate) struct McpPass {
@@ -40,7 +41,8 @@ impl McpPass {
             Some(u) => running || u.mode() == Mode::Live,
             None => false,
         };
-        // With recorded upstreams, one call at a time: each upstream request is one call's.
+        // In a record run (and a live run that blesses), one call at a time: each upstream
+        // request is then one call's for sure.
         let serial = upstreams.as_ref().is_some_and(|u| u.serial());
         let concurrency = if serial {
             1
@@ -48,11 +50,17 @@ impl McpPass {
             run.settings.concurrency.max(1)
         };
         let server = Arc::new(Server::new(manifest.clone(), at, run.settings.startup, env));
+        let shape = Shape {
+            concurrency,
+            runs: run.plan.all_runs(Pass::Mcp),
+            retry: run.settings.retries(),
+        };
         let calls = Arc::new(Calls::new(
             manifest.clone(),
             server.clone(),
-            concurrency,
+            shape,
             upstreams,
+            run.meter.clone(),
         ));
         McpPass {
             manifest,
@@ -102,8 +110,8 @@ impl Caller for McpPass {
         Pass::Mcp
     }
 
-    fn answer_of(&self, index: usize) -> Result<(Answer, Option<String>), NoAnswer> {
-        self.calls.answer_of(index)
+    fn ends_of(&self, index: usize) -> Result<Vec<CallEnd>, NoAnswer> {
+        self.calls.ends_of(index)
     }
 
     fn live(&self) -> bool {
@@ -118,8 +126,8 @@ impl Caller for McpPass {
         self.calls.all(inputs)
     }
 
-    fn faulted(&self, input: &Value, scope: Scope, plant: Plant) -> Faulted {
-        self.calls.faulted(input, scope, plant)
+    fn faulted_all(&self, calls: &[Planted], done: &(dyn Fn(usize, Faulted) + Sync)) {
+        self.calls.faulted_all(calls, done)
     }
 
     /// The server answered none of this run's calls in time, and a call tried alone got no
