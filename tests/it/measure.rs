@@ -605,3 +605,46 @@ fn bad_settings_are_refused_before_any_call() {
     }
     assert_eq!(model.requests(), 0);
 }
+
+#[test]
+fn an_answer_that_comes_after_timeout_s_is_a_timeout_as_at_the_gateway() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = agent(dir.path(), &[("a valid answer", EXAMPLES[0].1)]);
+    // The model answers in 2 s: inside the agent's own patience (3 s) and inside the harness's
+    // grace for a server's own `timeout` answer, but past `timeout_s` (1.5 s), where the
+    // gateway would have stopped the call.
+    let model = model(Mix::Cycle(vec![Kind::Slow(Duration::from_secs(2))]));
+    let path = dir.path().join("receipts.jsonl");
+    let receipts_arg = path.display().to_string();
+    let out = run(
+        &agent,
+        &model,
+        &[
+            "--upstream",
+            "live",
+            "--repeat",
+            "2",
+            "--receipts",
+            &receipts_arg,
+        ],
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(101), "{all}");
+    assert_eq!(model.requests(), 2, "{all}");
+    let lines = receipts(&path);
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    for receipt in &lines {
+        assert_eq!(receipt["status"], "timeout", "{receipt}");
+        assert_eq!(receipt["billed"], false, "{receipt}");
+        assert!(
+            receipt["ms"].as_u64().is_some_and(|ms| ms > 1500),
+            "{receipt}"
+        );
+    }
+    for needle in [
+        "measure:   `a valid answer`: 2 calls: timeout 2; success rate 0.0%",
+        "`timeout_s` 1.50 s, 2 calls past it",
+    ] {
+        assert!(all.contains(needle), "`{needle}` in:\n{all}");
+    }
+}

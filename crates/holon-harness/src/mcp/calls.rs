@@ -19,7 +19,7 @@ use crate::error::{NoAnswer, ToolsError};
 use crate::flight::{Crowded, Gathered, Retries, Slots};
 use crate::measure::{CallEnd, Meter};
 use crate::pass::Planted;
-use holon_core::gateway::{Answer, Pass, Reply};
+use holon_core::gateway::{Answer, Pass, Reply, Status};
 use holon_core::manifest::Manifest;
 use holon_upstream::fault::Faulted;
 use holon_upstream::{Entered, Scope, Upstreams};
@@ -552,11 +552,13 @@ impl Calls {
         }
         // `timeout_s` counts from when the call is sent. A call given up on is dropped, and
         // rmcp cancels a dropped call with `notifications/cancelled`, as MCP specifies.
+        let sent = Instant::now();
         let called = tokio::time::timeout(limit, live.client.call_tool(params)).await;
+        let late = sent.elapsed() > self.manifest.runtime.limits.timeout();
         if let Ok(Ok(_) | Err(ServiceError::McpError(_))) = &called {
             self.answered.store(true, Ordering::SeqCst);
         }
-        match called {
+        let (answer, crowded) = match called {
             Err(_) => (
                 Answer::Hung(self.manifest.runtime.limits.timeout_s),
                 Some(Crowded::TimedOut),
@@ -583,7 +585,18 @@ impl Calls {
                     }
                 }
             },
+        };
+        // An answer that came in the grace, past `timeout_s`, is one the gateway would have
+        // stopped the call before: a `timeout` (unless it says so itself, or is no answer).
+        let stopped = matches!(answer.status(self.manifest.gateway()), Status::Timeout)
+            || matches!(answer, Answer::Unreachable(_));
+        if late && !stopped {
+            return (
+                Answer::Hung(self.manifest.runtime.limits.timeout_s),
+                Some(Crowded::TimedOut),
+            );
         }
+        (answer, crowded)
     }
 }
 
