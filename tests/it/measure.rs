@@ -648,3 +648,60 @@ fn an_answer_that_comes_after_timeout_s_is_a_timeout_as_at_the_gateway() {
         assert!(all.contains(needle), "`{needle}` in:\n{all}");
     }
 }
+
+#[test]
+fn the_calls_of_one_example_each_get_the_answer_they_waited_for() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = agent(dir.path(), &[("a valid answer", EXAMPLES[0].1)]);
+    // Every fourth request is answered after half a second, the others at once: with the calls of one
+    // example in flight together (whose requests cannot be told apart by content), a slow
+    // answer dealt to a call that ended early is handed to the call still waiting for it.
+    let model = model(Mix::Cycle(vec![
+        Kind::Slow(Duration::from_millis(500)),
+        Kind::Valid,
+        Kind::Valid,
+        Kind::Valid,
+    ]));
+    let path = dir.path().join("receipts.jsonl");
+    let receipts_arg = path.display().to_string();
+    let out = run(
+        &agent,
+        &model,
+        &[
+            "--upstream",
+            "live",
+            "--repeat",
+            "8",
+            "--receipts",
+            &receipts_arg,
+        ],
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    let log = model.log();
+    assert_eq!(log.len(), 8, "{log:?}");
+    let lines = receipts(&path);
+    assert_eq!(lines.len(), 8, "{lines:#?}");
+    let (mut input, mut output) = (0, 0);
+    for receipt in &lines {
+        assert_eq!(receipt["status"], "success", "{receipt}");
+        // Each call ended with its answer in: its request answered, with the model's usage.
+        assert_eq!(receipt["upstream"][0]["status"], 200, "{receipt}");
+        input += receipt["upstream"][0]["input_tokens"]
+            .as_u64()
+            .expect("tokens");
+        output += receipt["upstream"][0]["output_tokens"]
+            .as_u64()
+            .expect("tokens");
+    }
+    let logged = |f: fn(&(u64, u64)) -> u64| -> u64 {
+        log.iter().map(|l| l.usage.as_ref().map_or(0, f)).sum()
+    };
+    assert_eq!(input, logged(|u| u.0));
+    assert_eq!(output, logged(|u| u.1));
+    assert!(
+        all.contains("measure: upstream `model`: 8 requests, 8 answered"),
+        "{all}"
+    );
+    assert!(!all.contains("not answered before"), "{all}");
+}

@@ -16,18 +16,18 @@
 
 use std::sync::Arc;
 
-use crate::call::{Call, ProxyState};
+use crate::call::{Call, Charge, ProxyState};
 use crate::index::{Print, request_print};
 use crate::matching;
 use crate::mode::Mode;
 use crate::recording::{Body, Request, Scope};
 use holon_core::gateway::Pass;
 
-/// A request as charged to its call: the call, the request's place on the call's list, and
-/// how many times the call made that request before.
+/// A request as charged to its call: the call, the charge its answer is recorded on, and how
+/// many times the call made that request before.
 pub(crate) struct Claimed {
     pub(crate) call: Arc<Call>,
-    pub(crate) at: Option<usize>,
+    pub(crate) charge: Option<Arc<Charge>>,
     pub(crate) occurrence: usize,
 }
 
@@ -51,7 +51,7 @@ pub(crate) fn claim(
             Mode::Live | Mode::Record => by_input(calls, request),
         },
     }?;
-    let at = call.request_to(upstream);
+    let charge = call.request_to(upstream, request_print(upstream, request));
     let occurrence = match call.scope {
         Scope::Example(_) => call.occurrence(request),
         _ => 0,
@@ -59,7 +59,7 @@ pub(crate) fn claim(
     drop(current);
     Some(Claimed {
         call,
-        at,
+        charge,
         occurrence,
     })
 }
@@ -200,14 +200,14 @@ mod tests {
         let calls = [call("a", "down"), call("a", "down"), call("b", "up?")];
         let first = by_input(&calls, &chat("down")).expect("a call");
         assert!(Arc::ptr_eq(&first, &calls[0]));
-        first.request_to("model");
+        first.request_to("model", 0);
         let second = by_input(&calls, &chat("down")).expect("a call");
         assert!(
             Arc::ptr_eq(&second, &calls[1]),
             "the one with no request yet"
         );
         // A request that carries no call's input goes to the call with the fewest so far.
-        second.request_to("model");
+        second.request_to("model", 0);
         let other = by_input(&calls, &chat("a question nobody asked")).expect("a call");
         assert!(Arc::ptr_eq(&other, &calls[2]));
     }

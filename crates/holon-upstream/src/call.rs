@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::fault::{Faulted, Plant};
-use crate::index::Index;
+use crate::index::{Index, Print};
 use crate::matching::{self, Secrets};
 use crate::mode::Mode;
 use crate::recording::{Read, Request, Response, Scope};
@@ -92,6 +92,35 @@ pub struct Used {
     pub tokens: Tokens,
 }
 
+/// One request charged to a call, shared with the proxy task that waits for its answer: the
+/// request's print, what it was answered, and whether the proxy is done with it (answered, or
+/// given no answer). A live run may hand it to another call of the same example when the call
+/// it was charged to ends without it (see [`Entered::used`]).
+pub(crate) struct Charge {
+    print: Print,
+    used: Mutex<Used>,
+    done: AtomicBool,
+}
+
+impl Charge {
+    /// What the request was answered: the status (`None`: no answer came) and the tokens.
+    pub(crate) fn answered(&self, status: Option<u16>, tokens: Tokens) {
+        if let Ok(mut used) = self.used.lock() {
+            used.status = status;
+            used.tokens = tokens;
+        }
+        self.done.store(true, Ordering::SeqCst);
+    }
+
+    fn done(&self) -> bool {
+        self.done.load(Ordering::SeqCst)
+    }
+
+    fn used(&self) -> Option<Used> {
+        self.used.lock().ok().map(|u| u.clone())
+    }
+}
+
 /// One call on a pass, as the proxy attributes the requests it sees: what it is for, the
 /// input it carries, how many times it made each request, what each was answered, what went
 /// wrong, and the fault planted in it.
@@ -103,7 +132,7 @@ pub(crate) struct Call {
     pub(crate) needles: Vec<String>,
     occurrences: Mutex<Vec<(Request, usize)>>,
     /// Each request attributed to the call, in order, with its answer once it came.
-    used: Mutex<Vec<Used>>,
+    used: Mutex<Vec<Arc<Charge>>>,
     misses: Mutex<Vec<String>>,
     /// The harness's own failures to get an answer (record): the call is not judged.
     failures: Mutex<Vec<String>>,
@@ -153,25 +182,20 @@ impl Call {
         self.used.lock().map(|u| u.len()).unwrap_or(0)
     }
 
-    /// A request of this call to `upstream`, its answer to come: its place in the call's list.
-    pub(crate) fn request_to(&self, upstream: &str) -> Option<usize> {
-        let mut used = self.used.lock().ok()?;
-        used.push(Used {
-            upstream: upstream.to_string(),
-            status: None,
-            tokens: Tokens::default(),
+    /// A request of this call to `upstream` whose print is `print`, its answer to come: put
+    /// on the call's list, and given to whoever records the answer.
+    pub(crate) fn request_to(&self, upstream: &str, print: Print) -> Option<Arc<Charge>> {
+        let charge = Arc::new(Charge {
+            print,
+            used: Mutex::new(Used {
+                upstream: upstream.to_string(),
+                status: None,
+                tokens: Tokens::default(),
+            }),
+            done: AtomicBool::new(false),
         });
-        Some(used.len() - 1)
-    }
-
-    /// The answer to the request at `at` of the call's list.
-    pub(crate) fn answered(&self, at: usize, status: Option<u16>, tokens: Tokens) {
-        if let Ok(mut used) = self.used.lock()
-            && let Some(u) = used.get_mut(at)
-        {
-            u.status = status;
-            u.tokens = tokens;
-        }
+        self.used.lock().ok()?.push(charge.clone());
+        Some(charge)
     }
 
     /// The proxy holds an answer of this call back (the `slow` fault): the call waits on the
@@ -254,9 +278,45 @@ pub struct Entered {
 }
 
 impl Entered {
-    /// Each upstream request attributed to this call so far, in order, with its answer.
+    /// Each upstream request attributed to this call so far, in order, with its answer. In a
+    /// live run, asked as the call ends, a request still waiting for its answer is first
+    /// swapped for one of the same content already answered that was charged to another call
+    /// of the same example in flight: the calls of one example cannot be told apart by
+    /// content, so the request was dealt in turn, and the call that ends had its answer (the
+    /// call still waiting is the one the request still waiting is for).
     pub fn used(&self) -> Vec<Used> {
-        self.call.used.lock().map(|u| u.clone()).unwrap_or_default()
+        if self.state.mode == Mode::Live {
+            self.settle();
+        }
+        (self.call.used.lock().ok())
+            .map(|u| u.iter().filter_map(|c| c.used()).collect())
+            .unwrap_or_default()
+    }
+
+    /// See [`Entered::used`]. Under the pass's lock, which every charge is made under, so the
+    /// lists change in one place at a time.
+    fn settle(&self) {
+        let Ok(current) = self.state.current.get(self.pass).lock() else {
+            return;
+        };
+        let Ok(mut mine) = self.call.used.lock() else {
+            return;
+        };
+        let others: Vec<&Arc<Call>> = (current.iter())
+            .filter(|c| !Arc::ptr_eq(c, &self.call) && c.scope == self.call.scope)
+            .collect();
+        for charge in mine.iter_mut().filter(|c| !c.done()) {
+            for other in &others {
+                let Ok(mut theirs) = other.used.lock() else {
+                    continue;
+                };
+                let answered = (theirs.iter_mut()).find(|t| t.done() && t.print == charge.print);
+                if let Some(answered) = answered {
+                    std::mem::swap(charge, answered);
+                    break;
+                }
+            }
+        }
     }
 
     /// Resolves once the proxy holds an answer of this call back (the `slow` fault): from then

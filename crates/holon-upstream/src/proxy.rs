@@ -111,15 +111,14 @@ async fn handle(
         *counts.entry(upstream.to_string()).or_default() += 1;
     }
     let claimed = attribute::claim(state, pass, upstream, &request);
-    let (call, at, occurrence) = match claimed {
-        Some(c) => (Some(c.call), c.at, c.occurrence),
+    let (call, charge, occurrence) = match claimed {
+        Some(c) => (Some(c.call), c.charge, c.occurrence),
         None => (None, None, 0),
     };
     // What the request was answered, on the call's list: the status and the tokens it used.
     let answered = |response: Option<&Response>| {
-        if let (Some(call), Some(at)) = (&call, at) {
-            call.answered(
-                at,
+        if let Some(charge) = &charge {
+            charge.answered(
                 response.map(|r| r.status),
                 response.map(usage::tokens).unwrap_or_default(),
             );
@@ -201,6 +200,7 @@ async fn handle(
                     "upstream `{upstream}` could not be reached ({} {}): {why}",
                     raw.method, raw.path
                 );
+                answered(None);
                 if let Some(call) = &call {
                     call.upstream_failed(message.clone());
                 }
