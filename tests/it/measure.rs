@@ -738,9 +738,12 @@ fn a_measured_run_writes_and_prints_no_secret() {
         "note: live: `mcp::an echo`: 2 of its 2 calls are notes",
         "(key <secret:OPENAI_API_KEY>)",
         "measure: total: 2 calls",
+        "mcp: the server speaks two eras: a measured run calls it in the newest alone",
     ] {
         assert!(all.contains(needle), "`{needle}` in:\n{all}");
     }
+    // The two calls of the newest era, and no other: one model request each.
+    assert_eq!(model.requests(), 2, "{all}");
     let lines = receipts(&path);
     assert_eq!(lines.len(), 2, "{lines:?}");
     let written = std::fs::read_to_string(&path).expect("the receipts");

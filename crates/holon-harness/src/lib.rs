@@ -429,7 +429,7 @@ impl Harness {
         let live = (upstreams.as_ref()).is_some_and(|u| u.mode() == Mode::Live);
         let meter = match plan.measured {
             Some(pass) if settings.measures(live) => Some(Arc::new(Meter::new(Setup {
-                head: head(&plan, pass, &settings, upstreams.as_deref()),
+                head: plan.head(pass, &settings, upstreams.as_deref()),
                 planned: (0..manifest.examples.len())
                     .map(|i| plan.runs(pass, i) as usize)
                     .sum(),
@@ -559,7 +559,10 @@ impl Harness {
             trials.extend(pass::example_trial(run, mcp.clone(), index));
         }
         let mut passes = vec![mcp.clone()];
-        if run.settings.protocol == Protocol::Auto {
+        // A measured run calls the server in the newest era it speaks alone: its calls are the
+        // ones counted, budgeted by `--max-calls` and paid for upstream.
+        let one_era = run.meter.is_some();
+        if run.settings.protocol == Protocol::Auto && !one_era {
             passes.extend(second_era(run, args, &server, trials));
         }
         // Explore probes the agent, not the transport: in the newest era the server speaks.
@@ -569,7 +572,11 @@ impl Harness {
                 .map(|f| f as Arc<dyn Caller>);
             trials.push(pass::explore_trial(run, explorer, mcp, reference));
         }
-        Ok(Some(Mcp { server, passes }))
+        Ok(Some(Mcp {
+            server,
+            passes,
+            one_era,
+        }))
     }
 
     /// After the trials: the server stopped (its output shown when a trial failed), the notes,
@@ -584,7 +591,13 @@ impl Harness {
         started: std::time::Instant,
     ) -> u8 {
         let scrub = |text: &str| run.records.scrub(text);
-        if let Some(said) = mcp.and_then(|m| m.server.said()) {
+        if let Some(mcp) = mcp
+            && let Some(said) = mcp.server.said()
+        {
+            let said = match mcp.one_era && mcp.server.eras_tested() > 1 {
+                true => "the server speaks two eras: a measured run calls it in the newest alone, the era its calls were counted in (a run that measures nothing tests it in both)".to_string(),
+                false => said,
+            };
             eprintln!("\nmcp: {}", scrub(&said));
         }
         if let Some(mcp) = &mcp
@@ -666,36 +679,6 @@ impl Harness {
     }
 }
 
-/// The measurement report's first line: which pass, how many calls, where the upstreams
-/// answer from, how many calls at once.
-fn head(
-    plan: &Plan,
-    pass: Pass,
-    settings: &settings::Settings,
-    upstreams: Option<&Upstreams>,
-) -> String {
-    let runs = plan.all_runs(pass);
-    let examples = runs.iter().filter(|n| **n > 0).count();
-    let calls: u32 = runs.iter().sum();
-    let upstream = match upstreams.map(Upstreams::mode) {
-        Some(Mode::Live) => "upstreams live",
-        Some(Mode::Replay) => "upstreams replayed",
-        Some(Mode::Record) => "upstreams recorded",
-        None => "no upstream declared",
-    };
-    let at_once = match upstreams.is_some_and(Upstreams::serial) {
-        true => 1,
-        false => settings.concurrency,
-    };
-    format!(
-        "the `{}` pass, {examples} example{}, {calls} call{} (`--repeat {}`), {upstream}, up to {at_once} in flight",
-        pass.name(),
-        if examples == 1 { "" } else { "s" },
-        if calls == 1 { "" } else { "s" },
-        settings.repeat.unwrap_or(1)
-    )
-}
-
 /// Whether libtest will run the trial of this name: the calls a pass makes ahead of its trials
 /// are those of the trials that will run.
 fn runs(args: &Arguments, name: &str) -> bool {
@@ -717,6 +700,8 @@ fn selected(args: &Arguments, manifest: &Manifest, prefix: &str) -> Vec<usize> {
 struct Mcp {
     server: Arc<Server>,
     passes: Vec<Arc<McpPass>>,
+    /// Whether the run measures its calls, and so tests the server in its newest era alone.
+    one_era: bool,
 }
 
 /// What the trial names of the second era of a server that speaks both begin with:

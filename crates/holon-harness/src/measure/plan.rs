@@ -4,7 +4,9 @@
 //! pass's first (one each), then the measured pass's a round at a time (so every example gets
 //! its share), then explore's cases; what does not fit is not run, and said.
 
+use crate::settings::Settings;
 use holon_core::gateway::Pass;
+use holon_upstream::{Mode, Upstreams};
 
 /// The calls a run makes, per pass and example, and what the budget left out.
 #[derive(Debug, Clone, Default)]
@@ -122,6 +124,36 @@ impl Plan {
             Pass::Function => self.function.clone(),
             Pass::Mcp => self.mcp.clone(),
         }
+    }
+
+    /// The measurement report's first line: which pass, how many calls, where the upstreams
+    /// answer from, how many calls at once.
+    pub(crate) fn head(
+        &self,
+        pass: Pass,
+        settings: &Settings,
+        upstreams: Option<&Upstreams>,
+    ) -> String {
+        let runs = self.all_runs(pass);
+        let examples = runs.iter().filter(|n| **n > 0).count();
+        let calls: u32 = runs.iter().sum();
+        let upstream = match upstreams.map(Upstreams::mode) {
+            Some(Mode::Live) => "upstreams live",
+            Some(Mode::Replay) => "upstreams replayed",
+            Some(Mode::Record) => "upstreams recorded",
+            None => "no upstream declared",
+        };
+        let at_once = match upstreams.is_some_and(Upstreams::serial) {
+            true => 1,
+            false => settings.concurrency,
+        };
+        format!(
+            "the `{}` pass, {examples} example{}, {calls} call{} (`--repeat {}`), {upstream}, up to {at_once} in flight",
+            pass.name(),
+            if examples == 1 { "" } else { "s" },
+            if calls == 1 { "" } else { "s" },
+            settings.repeat.unwrap_or(1)
+        )
     }
 
     /// The line on the example calls the budget left out.
