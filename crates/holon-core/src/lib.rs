@@ -11,7 +11,8 @@
 //! schemas, statuses, answers), `manifest` (the file format and the checked model), `bump`
 //! (two manifests compared: the version each difference needs), `check` (the publish checks,
 //! which build the checked `Manifest`, and `--against`'s version rule), `config`
-//! (`holon-test.toml`, what the tests need beside the manifest).
+//! (`holon-test.toml`, what the tests need beside the manifest), `secrets` (which of its secrets'
+//! values a run must have, and what every output is scrubbed of).
 
 pub mod bump;
 pub mod check;
@@ -21,3 +22,4 @@ pub mod json;
 pub mod manifest;
 pub mod message;
 pub mod pointer;
+pub mod secrets;

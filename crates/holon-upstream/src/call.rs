@@ -16,8 +16,8 @@ use crate::matching;
 use crate::mode::{Mode, Refresh};
 use crate::recording::{Read, Request, Response, Scope};
 use crate::usage::Tokens;
-use holon_core::config::Secrets;
 use holon_core::gateway::{Answer, Pass, Reply, Trouble};
+use holon_core::secrets::Secrets;
 
 /// One of a thing for each pass.
 pub(crate) struct PerPass<T> {

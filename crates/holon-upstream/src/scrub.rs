@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use crate::recording::{self, Body, Event, Request, Response};
-use holon_core::config::Secrets;
+use holon_core::secrets::Secrets;
 
 /// `request` with every secret replaced, in its path, query, content type and body.
 pub fn request(secrets: &Secrets, request: &mut Request) {

@@ -11,9 +11,10 @@ use super::ended::CallEnd;
 use super::receipts::Receipts;
 use super::tally::{Context, Tally, percent};
 use crate::error::ReceiptsError;
-use holon_core::config::{Secrets, TokenPrice};
+use holon_core::config::TokenPrice;
 use holon_core::gateway::Pass;
 use holon_core::manifest::Manifest;
+use holon_core::secrets::Secrets;
 
 /// The meter of one run.
 pub(crate) struct Meter {

@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 
 use super::ended::{CallEnd, billed};
 use crate::error::ReceiptsError;
-use holon_core::config::Secrets;
 use holon_core::manifest::Manifest;
+use holon_core::secrets::Secrets;
 
 /// The receipts file of a run.
 pub(crate) struct Receipts {

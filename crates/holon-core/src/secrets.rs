@@ -1,8 +1,10 @@
-//! The secrets' rules: which values a run must have, which are too short to scrub safely, and
-//! [`Secrets`], the values of a run, which every output of the kit is scrubbed of.
+//! The secrets of a run: the variables `holon-test.toml` names under an upstream's `secrets`,
+//! which values a run must have (`Need`), which are too short to scrub safely
+//! (`SHORTEST_SECRET`), and [`Secrets`], the values of a run, which every output of the kit is
+//! scrubbed of: recordings, `holon.yaml` under `--bless`, reports, JUnit and annotations.
 
-use super::file::TestConfig;
 use crate::check::{self, Problem, Report};
+use crate::config::TestConfig;
 
 /// The fewest characters a secret's value may have. A shorter value is found in ordinary text
 /// (a word, a number): scrubbing it would rewrite what is no secret, and not scrubbing it would
@@ -173,10 +175,9 @@ impl Secrets {
 
 #[cfg(test)]
 mod tests {
-    use std::path::Path;
-
     use super::*;
-    use crate::config::file::parse;
+    use crate::config::parse;
+    use std::path::Path;
 
     fn config(text: &str) -> TestConfig {
         parse(text, Path::new("holon-test.toml")).expect("accepted")
