@@ -20,7 +20,8 @@
 //!   against the same suite live (the peer: the same calls through the proxy, nothing kept).
 //!
 //! `cargo bench -p holon-kit --bench upstream [-- RUNS]` (default 5); `-- record [RUNS]` runs
-//! the last part alone (what `benches/ab-record.sh` runs on two commits).
+//! the last part alone (what `benches/ab-record.sh` runs on two commits), `-- faults [RUNS]`
+//! the fault trials alone.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -69,6 +70,10 @@ fn bench() {
         .unwrap_or(5);
     if std::env::args().any(|a| a == "record") {
         record(runs);
+        return;
+    }
+    if std::env::args().any(|a| a == "faults") {
+        faults(runs);
         return;
     }
     per_exchange(runs);
