@@ -9,10 +9,10 @@
 //! - explore: `explore::function` over 100 cases of an agent whose model takes 300 ms, recorded
 //!   (16 in flight), replayed, and live one call at a time (the peer: how explore called a
 //!   model-backed agent before);
-//! - faults: the example's own manifest and recordings, its examples' function pass alone (the
-//!   peer) against its `faults::function::` trials (2 examples x 1 exchange x 7 faults), and
-//!   one fast fault per example (`HOLON_FAULT=1:429`) for what a fault costs when the agent
-//!   need not wait out its own stall timeout;
+//! - faults: a manifest of 100 success examples, recorded once, both passes (the server is this
+//!   binary again, `HOLON_BENCH_ROLE=server`): the examples' replayed passes alone and one
+//!   `slow` fault's wait (the peers) against every fault trial (100 examples x 1 exchange x 7
+//!   faults x 2 passes), and against one fast fault per example and pass (`HOLON_FAULT=1:429`);
 //! - record: the 1,000-example recorded suite (one streamed model call each, in pieces of 4
 //!   bytes as a model streams tokens, the key set so every answer is scrubbed), the function
 //!   pass one call at a time, recorded into an empty folder (every file written), then again
@@ -20,7 +20,8 @@
 //!   against the same suite live (the peer: the same calls through the proxy, nothing kept).
 //!
 //! `cargo bench -p holon-kit --bench upstream [-- RUNS]` (default 5); `-- record [RUNS]` runs
-//! the last part alone (what `benches/ab-record.sh` runs on two commits).
+//! the last part alone (what `benches/ab-record.sh` runs on two commits), `-- faults [RUNS]`
+//! the fault trials alone.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -29,6 +30,7 @@
 )]
 
 // The example agent's function, compiled into the benchmark rather than depended on.
+mod common;
 #[path = "../tests/it/util/fake_model.rs"]
 mod fake_model;
 #[path = "../tests/it/util/paths.rs"]
@@ -40,22 +42,25 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fake_model::{Behaviour, FakeModel};
+use fake_model::{Behaviour, FakeModel, Mix};
 
 const KEY: &str = "sk-holon-bench-1";
 
 fn main() {
-    if std::env::var("HOLON_BENCH_ROLE").as_deref() == Ok("harness") {
-        let manifest = std::env::var("HOLON_BENCH_MANIFEST").expect("HOLON_BENCH_MANIFEST");
-        let harness = holon_kit::harness::Harness::new(manifest)
-            .function(holon_kit::agent(ticket_triage::run));
-        let code = holon_harness::command::run_with_arguments(
-            harness,
-            &libtest_mimic::Arguments::from_args(),
-        );
-        std::process::exit(i32::from(code));
+    common::dispatch(
+        || common::run_harness(|h| h.function(holon_kit::agent(ticket_triage::run))),
+        server_role,
+        bench,
+    );
+}
+
+/// The example's server, on the manifest the harness gives it (`HOLON_MANIFEST`).
+fn server_role() {
+    let manifest = holon_kit::manifest!("examples/ticket-triage/holon.yaml");
+    if let Err(e) = holon_kit::serve(manifest, holon_kit::agent(ticket_triage::run)) {
+        eprintln!("{e}");
+        std::process::exit(1);
     }
-    bench();
 }
 
 fn bench() {
@@ -65,6 +70,10 @@ fn bench() {
         .unwrap_or(5);
     if std::env::args().any(|a| a == "record") {
         record(runs);
+        return;
+    }
+    if std::env::args().any(|a| a == "faults") {
+        faults(runs);
         return;
     }
     per_exchange(runs);
@@ -148,6 +157,7 @@ fn per_exchange(runs: usize) {
         rate_limited: false,
         piece: 0,
         echo_key: false,
+        mix: Mix::Plain,
     });
     let (direct_dir, replay_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let direct = agent(direct_dir.path(), EXAMPLES, false);
@@ -200,6 +210,7 @@ fn explore(runs: usize) {
         rate_limited: false,
         piece: 0,
         echo_key: false,
+        mix: Mix::Plain,
     });
     let dir = tempfile::tempdir().unwrap();
     let manifest = agent(dir.path(), 2, true);
@@ -239,6 +250,7 @@ fn explore(runs: usize) {
 }
 
 fn faults(runs: usize) {
+    const EXAMPLES: usize = 100;
     let model = FakeModel::start(Behaviour {
         key: KEY.into(),
         delay: Duration::ZERO,
@@ -246,37 +258,31 @@ fn faults(runs: usize) {
         rate_limited: false,
         piece: 0,
         echo_key: false,
+        mix: Mix::Plain,
     });
     let dir = tempfile::tempdir().unwrap();
-    let example = paths::root().join("examples/ticket-triage");
-    for file in ["holon.yaml", "holon-test.toml"] {
-        std::fs::copy(example.join(file), dir.path().join(file)).unwrap();
-    }
-    std::fs::create_dir(dir.path().join("recordings")).unwrap();
-    for entry in std::fs::read_dir(example.join("recordings")).unwrap() {
-        let entry = entry.unwrap();
-        std::fs::copy(
-            entry.path(),
-            dir.path().join("recordings").join(entry.file_name()),
-        )
-        .unwrap();
-    }
-    let manifest = dir.path().join("holon.yaml");
-    let (off, on) = ([("HOLON_FAULTS", "0")], [("HOLON_FAULTS", "1")]);
-    let one = [("HOLON_FAULTS", "1"), ("HOLON_FAULT", "1:429")];
-    let (mut examples, mut all, mut fast) = (Vec::new(), Vec::new(), Vec::new());
+    let manifest = agent(dir.path(), EXAMPLES, true);
+    let off = [("HOLON_FAULTS", "0")];
+    run("function::", &manifest, Some("record"), 0, 16, &model, &off);
+    let on = [("HOLON_FAULTS", "1")];
+    let one_slow = [("HOLON_FAULTS", "1"), ("HOLON_FAULT", "1:slow")];
+    let one_fast = [("HOLON_FAULTS", "1"), ("HOLON_FAULT", "1:429")];
+    let (mut examples, mut slow, mut all, mut fast) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
-        examples.push(run(
-            "function::",
+        // Every trial but the faults': both passes' examples and `mcp::tools/list`.
+        examples.push(run("", &manifest, Some("replay"), 0, 16, &model, &off));
+        slow.push(run(
+            "faults::function::ticket 0",
             &manifest,
             Some("replay"),
             0,
             16,
             &model,
-            &off,
+            &one_slow,
         ));
         all.push(run(
-            "faults::function::",
+            "faults::",
             &manifest,
             Some("replay"),
             0,
@@ -285,41 +291,43 @@ fn faults(runs: usize) {
             &on,
         ));
         fast.push(run(
-            "faults::function::",
+            "faults::",
             &manifest,
             Some("replay"),
             0,
             16,
             &model,
-            &one,
+            &one_fast,
         ));
     }
     println!();
     println!(
-        "faults: examples/ticket-triage (2 success examples, 1 exchange each), function pass, replayed ({runs} runs each)"
+        "faults: {EXAMPLES} success examples of examples/ticket-triage (1 exchange each), both passes, replayed ({runs} runs each)"
     );
-    println!("| Run | Wall median | Min | Max |");
-    println!("| --- | --- | --- | --- |");
-    for (name, times) in [
-        ("the examples' pass alone (peer)", &examples),
-        ("`faults::function::`, 14 faults", &all),
+    println!("| Run | Calls | Wall median | Min | Max |");
+    println!("| --- | --- | --- | --- | --- |");
+    for (name, calls, times) in [
         (
-            "`faults::function::`, `HOLON_FAULT=1:429` (2 faults)",
-            &fast,
+            "the examples' replayed passes (peer)",
+            2 * EXAMPLES,
+            &examples,
         ),
+        ("one `slow` fault, alone (peer)", 1, &slow),
+        ("every fault trial, `faults::`", 2 * EXAMPLES * 7, &all),
+        ("`faults::`, `HOLON_FAULT=1:429`", 2 * EXAMPLES, &fast),
     ] {
         println!(
-            "| {name} | {} | {} | {} |",
+            "| {name} | {calls} | {} | {} | {} |",
             ms(median(times)),
             ms(min(times)),
             ms(max(times))
         );
     }
+    let (e, s, a) = (median(&examples), median(&slow), median(&all));
     println!(
-        "ratios: the 14 faults take {:.1}x the examples' pass; one fast fault a call adds {:.1} ms to a process that takes {}",
-        median(&all).as_secs_f64() / median(&examples).as_secs_f64(),
-        (median(&fast).as_secs_f64() - median(&examples).as_secs_f64()) * 1000.0 / 2.0,
-        ms(median(&examples))
+        "ratio: every fault trial takes {:.2}x (the examples' passes + one slow fault's wait), where one slow fault after another would take {EXAMPLES} x 2 x {:.1} s",
+        a.as_secs_f64() / (e + s).as_secs_f64(),
+        s.as_secs_f64()
     );
 }
 
@@ -332,6 +340,7 @@ fn record(runs: usize) {
         rate_limited: false,
         piece: 4,
         echo_key: false,
+        mix: Mix::Plain,
     });
     let dir = tempfile::tempdir().unwrap();
     let manifest = agent(dir.path(), EXAMPLES, true);

@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use super::harness::Py;
+use crate::util::root;
 
 /// Sixteen examples, `timeout_s: 1`.
 const SIXTEEN: &str = "word-stats-16.yaml";
@@ -95,6 +96,34 @@ fn holon_concurrency_sets_the_calls_in_flight() {
     let run = slow("0.5", &events).env("HOLON_CONCURRENCY", "4").run();
     run.expect_failed(&[]);
     assert_eq!(events.peak(), 4, "{:?}\n{run}", events.lines());
+}
+
+#[test]
+fn more_calls_than_sixteen_are_in_flight_together_when_asked() {
+    // The sixteen examples and eight more (the first eight again, under new names): rmcp's
+    // client holds a seventeenth POST back unless the harness lifts its bound.
+    let dir = tempfile::tempdir().unwrap();
+    let source = root().join("tests/fixtures/harness").join(SIXTEEN);
+    let mut text = std::fs::read_to_string(source).unwrap();
+    let (_, examples) = text.split_once("\nexamples:\n").unwrap();
+    let again: Vec<String> = (examples.split("  - name: call ").skip(1).take(8))
+        .map(|example| {
+            let (number, rest) = example.split_once('\n').unwrap();
+            let n: u32 = number.parse().unwrap();
+            format!("  - name: call {}\n{rest}", n + 16)
+        })
+        .collect();
+    text.push_str(&again.concat());
+    let manifest = dir.path().join("holon.yaml");
+    std::fs::write(&manifest, text).unwrap();
+    let events = Events::new();
+    let run = slow("0.5", &events)
+        .manifest_at(&manifest)
+        .args(&["--concurrency", "24"])
+        .run();
+    run.expect_failed(&[]);
+    assert_eq!(run.trials().len(), 25, "{run}");
+    assert_eq!(events.peak(), 24, "{:?}\n{run}", events.lines());
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::process::Output;
 use std::time::Duration;
 
 use super::upstream::{KEY, python_agent, run_python, run_rust, rust_agent};
-use crate::util::fake_model::{Behaviour, FakeModel};
+use crate::util::fake_model::{Behaviour, FakeModel, Mix};
 use crate::util::{root, text};
 
 /// The Rust example in `dir` with its committed recordings, and the turn to use it.
@@ -275,6 +275,7 @@ fn rate_limited() -> FakeModel {
         rate_limited: true,
         piece: 0,
         echo_key: false,
+        mix: Mix::Plain,
     })
 }
 

@@ -21,6 +21,7 @@ mod faults;
 mod files;
 mod hardening;
 mod harness;
+mod measure;
 mod properties;
 mod recording;
 mod remote;

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use super::scaffold::cargo;
 use super::upstream::{KEY, files, python_agent, rust_agent};
-use crate::util::fake_model::{Behaviour, FakeModel};
+use crate::util::fake_model::{Behaviour, FakeModel, Mix};
 use crate::util::{BIN, CARGO_LIMIT, OutputWithin, RUN_LIMIT, Running, root, text};
 
 /// A key the fake model refuses (401): long enough to be a key.
@@ -33,6 +33,7 @@ fn model(piece: usize, echo_key: bool, delay: Duration) -> FakeModel {
         rate_limited: false,
         piece,
         echo_key,
+        mix: Mix::Plain,
     })
 }
 
@@ -495,6 +496,7 @@ fn ctrl_c_in_the_middle_of_a_record_run_leaves_the_recordings_as_they_were() {
         rate_limited: false,
         piece: 0,
         echo_key: false,
+        mix: Mix::Plain,
     });
     let mut running = Running::spawn(
         agent

@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use super::scaffold::cargo;
-use crate::util::fake_model::{Behaviour, FakeModel};
+use crate::util::fake_model::{Behaviour, FakeModel, Mix};
 use crate::util::{BIN, CARGO_LIMIT, OutputWithin, RUN_LIMIT, root, text};
 
 /// The key the fake model wants; it must end up in no file.
@@ -27,6 +27,7 @@ pub(super) fn model() -> FakeModel {
         rate_limited: false,
         piece: 0,
         echo_key: false,
+        mix: Mix::Plain,
     })
 }
 

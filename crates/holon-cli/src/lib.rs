@@ -99,6 +99,25 @@ struct Cli {
     /// `HOLON_FORCE=1`].
     #[arg(long)]
     force: bool,
+    /// Call each example N times (1 to 10000), as the gateway would, up to `--concurrency` at
+    /// once, and print the measurement: the success rate (declared failures apart) with its
+    /// interval, latency, cost per success, upstream tokens and spend [default: 1, or
+    /// `HOLON_REPEAT`]. With `--upstream live` it measures the agent against the real upstream;
+    /// under replay it shows whether the agent is deterministic.
+    #[arg(long, value_name = "N", value_parser = command::parse_repeat, allow_negative_numbers = true)]
+    repeat: Option<u32>,
+    /// Write one JSON line per measured call as it ends: example, run, status, billed, ms and
+    /// each upstream request's status and tokens [or `HOLON_RECEIPTS`].
+    #[arg(long, value_name = "PATH")]
+    receipts: Option<PathBuf>,
+    /// Fail the run (exit 101) when the measured success rate is below R, 0 to 1; without it,
+    /// every call must end in a success or a declared failure [or `HOLON_MIN_SUCCESS_RATE`].
+    #[arg(long, value_name = "R", value_parser = command::parse_rate, allow_negative_numbers = true)]
+    min_success_rate: Option<f64>,
+    /// Make at most N calls to the agent (its upstreams may be paid): the examples' first,
+    /// then explore's; what is left out is said [or `HOLON_MAX_CALLS`].
+    #[arg(long, value_name = "N", value_parser = command::parse_max_calls, allow_negative_numbers = true)]
+    max_calls: Option<u64>,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -326,6 +345,21 @@ fn run_new(
 }
 
 fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
+    if let Some(n) = cli.repeat.filter(|n| *n > 1) {
+        let with = if cli.bless {
+            Some("`--bless` writes one answer per example: bless with one call per example")
+        } else if cli.upstream == Some(command::UpstreamMode::Record) {
+            Some(
+                "`--upstream record` keeps one answer per request, which every call would replay: measure the real upstream with `--upstream live`",
+            )
+        } else {
+            None
+        };
+        if let Some(why) = with {
+            eprintln!("error: `--repeat {n}` calls each example {n} times, and {why}");
+            return USAGE;
+        }
+    }
     let manifest = match find_manifest(cli.manifest.as_deref()) {
         Ok(p) => p,
         Err(message) => {
@@ -470,6 +504,10 @@ fn command_line(cli: &Cli) -> CommandLine {
         server_url: None,
         protocol: cli.protocol,
         force: cli.force.then_some(true),
+        repeat: cli.repeat,
+        receipts: cli.receipts.clone(),
+        min_success_rate: cli.min_success_rate,
+        max_calls: cli.max_calls,
     }
 }
 
@@ -477,11 +515,13 @@ fn command_line(cli: &Cli) -> CommandLine {
 /// "could not run" (1) rather than a failed test (101).
 fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
     let package = folder_of(manifest).join("Cargo.toml");
-    // The test target runs in its package's folder: give it the path as the user meant it.
-    let junit = cli.junit.as_ref().map(|p| match std::path::absolute(p) {
+    // The test target runs in its package's folder: give it the paths as the user meant them.
+    let absolute = |p: &PathBuf| match std::path::absolute(p) {
         Ok(abs) => abs,
         Err(_) => p.clone(),
-    });
+    };
+    let junit = cli.junit.as_ref().map(absolute);
+    let receipts = cli.receipts.as_ref().map(absolute);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let base = |c: &mut std::process::Command| {
         c.arg("test")
@@ -523,6 +563,18 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
         }
         if cli.force {
             c.env(command::FORCE_VAR, "1");
+        }
+        if let Some(n) = cli.repeat {
+            c.env(command::REPEAT_VAR, n.to_string());
+        }
+        if let Some(path) = &receipts {
+            c.env(command::RECEIPTS_VAR, path);
+        }
+        if let Some(rate) = cli.min_success_rate {
+            c.env(command::MIN_SUCCESS_RATE_VAR, rate.to_string());
+        }
+        if let Some(n) = cli.max_calls {
+            c.env(command::MAX_CALLS_VAR, n.to_string());
         }
     };
     let mut build = std::process::Command::new(&cargo);

@@ -1,7 +1,7 @@
 //! `holon-test.toml`, beside the manifest: what the tests of an agent need that the registry
 //! never sees: the command that starts its server (an agent in any language), and the upstreams
 //! the agent calls (a model, a paid API), each with the variable the agent reads its base URL
-//! from:
+//! from, and what its tokens cost:
 //!
 //! ```toml
 //! [server]
@@ -11,6 +11,10 @@
 //! env = "OPENAI_BASE_URL"      # the variable the agent reads the service's base URL from
 //! url = "https://api.openai.com/v1"   # optional: the real URL when the variable is unset
 //! secrets = ["OPENAI_API_KEY"] # optional: variables holding credentials
+//!
+//! [upstreams.model.price]      # optional: in the manifest's currency, per million tokens
+//! input_per_million = 0.15
+//! output_per_million = 0.60
 //! ```
 //!
 //! Every problem is reported at once, located (line, column, pointer), as the publish checks
@@ -29,7 +33,7 @@ use crate::manifest::yaml::Loc;
 pub const FILE: &str = "holon-test.toml";
 
 /// What `holon-test.toml` declares.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TestConfig {
     /// The file it was read from.
     pub path: PathBuf,
@@ -50,7 +54,7 @@ pub struct ServerCommand {
 }
 
 /// One service the agent calls.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Upstream {
     /// The author's name for it (`model`), which recordings are filed under.
     pub name: String,
@@ -60,6 +64,8 @@ pub struct Upstream {
     pub url: Option<String>,
     /// Variables holding credentials: never written into a recording.
     pub secrets: Vec<Secret>,
+    /// What its tokens cost (`[upstreams.NAME.price]`), when declared.
+    pub price: Option<TokenPrice>,
 }
 
 /// A variable that holds a credential, and where `secrets` names it.
@@ -71,8 +77,30 @@ pub struct Secret {
     pub at: Loc,
 }
 
+/// `[upstreams.NAME.price]`: what a model's tokens cost, per million, in the manifest's
+/// currency (the registry's `pricing.currency`), so that a measured run can say what a call
+/// spends upstream and what the author keeps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TokenPrice {
+    /// The price of a million input (prompt) tokens.
+    pub input_per_million: f64,
+    /// The price of a million output (completion) tokens.
+    pub output_per_million: f64,
+}
+
+impl TokenPrice {
+    /// What `input` and `output` tokens cost at this price.
+    pub fn cost(&self, input: u64, output: u64) -> f64 {
+        (input as f64 * self.input_per_million + output as f64 * self.output_per_million)
+            / 1_000_000.0
+    }
+}
+
 /// The fields of an upstream, for the "did you mean" of an unknown one.
-const FIELDS: [&str; 3] = ["env", "url", "secrets"];
+const FIELDS: [&str; 4] = ["env", "url", "secrets", "price"];
+
+/// The fields of an upstream's price.
+const PRICE_FIELDS: [&str; 2] = ["input_per_million", "output_per_million"];
 
 /// The tables of the file.
 const TABLES: [&str; 2] = ["server", "upstreams"];
@@ -269,7 +297,7 @@ fn read_upstream(
         problems.push(wrong_type(text, &at, value, "a table (`[upstreams.NAME]`)"));
         return None;
     };
-    let (mut env, mut url, mut secrets) = (None, None, Vec::new());
+    let (mut env, mut url, mut secrets, mut price) = (None, None, Vec::new(), None);
     for (field, v) in table.iter() {
         let field_name = field.get_ref().as_ref();
         let here = format!("{at}/{}", crate::pointer::escape(field_name));
@@ -334,6 +362,7 @@ fn read_upstream(
                 }
                 None => problems.push(wrong_type(text, &here, v, "an array of variable names")),
             },
+            "price" => price = read_price(text, &here, v, problems),
             other => {
                 let mut p = Problem::new(
                     "unknown-field",
@@ -343,7 +372,9 @@ fn read_upstream(
                 );
                 p = match crate::check::suggest(other, &FIELDS) {
                     Some(s) => p.hint(format!("did you mean `{s}`?")),
-                    None => p.hint("an upstream has `env`, and optionally `url` and `secrets`"),
+                    None => {
+                        p.hint("an upstream has `env`, and optionally `url`, `secrets` and `price`")
+                    }
                 };
                 problems.push(p);
             }
@@ -368,6 +399,97 @@ fn read_upstream(
         env: env?,
         url,
         secrets,
+        price,
+    })
+}
+
+/// `[upstreams.NAME.price]`: both prices, each a number of at least 0; every problem located.
+fn read_price(
+    text: &str,
+    at: &str,
+    value: &Spanned<DeValue<'_>>,
+    problems: &mut Vec<Problem>,
+) -> Option<TokenPrice> {
+    let Some(table) = value.get_ref().as_table() else {
+        problems.push(wrong_type(
+            text,
+            at,
+            value,
+            "a table (`[upstreams.NAME.price]`)",
+        ));
+        return None;
+    };
+    let before = problems.len();
+    let (mut input, mut output) = (None, None);
+    for (field, v) in table.iter() {
+        let name = field.get_ref().as_ref();
+        let here = format!("{at}/{}", crate::pointer::escape(name));
+        let slot = match name {
+            "input_per_million" => &mut input,
+            "output_per_million" => &mut output,
+            other => {
+                let mut p = Problem::new(
+                    "unknown-field",
+                    here,
+                    loc(text, field.span().start),
+                    format!("unknown field `{other}` in a price"),
+                );
+                p = match crate::check::suggest(other, &PRICE_FIELDS) {
+                    Some(s) => p.hint(format!("did you mean `{s}`?")),
+                    None => p.hint(
+                        "a price has `input_per_million` and `output_per_million`, in the manifest's currency",
+                    ),
+                };
+                problems.push(p);
+                continue;
+            }
+        };
+        let number = match v.get_ref() {
+            DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
+                .ok()
+                .map(|n| n as f64),
+            DeValue::Float(f) => f.as_str().parse::<f64>().ok(),
+            _ => {
+                problems.push(wrong_type(text, &here, v, "a number"));
+                continue;
+            }
+        };
+        match number {
+            Some(n) if n.is_finite() && n >= 0.0 => *slot = Some(n),
+            _ => problems.push(
+                Problem::new(
+                    "invalid-value",
+                    here,
+                    loc(text, v.span().start),
+                    format!(
+                        "`{name}` is a price, a number of at least 0, not `{}`",
+                        text.get(v.span()).unwrap_or("")
+                    ),
+                )
+                .hint("in the manifest's currency, per million tokens"),
+            ),
+        }
+    }
+    for (name, slot) in PRICE_FIELDS.iter().zip([&input, &output]) {
+        let named = table.iter().any(|(f, _)| f.get_ref() == *name);
+        if slot.is_none() && !named {
+            problems.push(
+                Problem::new(
+                    "missing-field",
+                    at,
+                    loc(text, value.span().start),
+                    format!("the price has no `{name}`"),
+                )
+                .hint("give both `input_per_million` and `output_per_million` (0 when free)"),
+            );
+        }
+    }
+    if problems.len() > before {
+        return None;
+    }
+    Some(TokenPrice {
+        input_per_million: input?,
+        output_per_million: output?,
     })
 }
 
@@ -460,8 +582,68 @@ mod tests {
                         column: 12
                     },
                 }],
+                price: None,
             }]
         );
+    }
+
+    #[test]
+    fn a_price_reads_back_in_either_form_of_table() {
+        for text in [
+            "[upstreams.model]\nenv = \"X\"\n[upstreams.model.price]\ninput_per_million = 0.15\noutput_per_million = 6\n",
+            "[upstreams.model]\nenv = \"X\"\nprice = { input_per_million = 0.15, output_per_million = 6.0 }\n",
+        ] {
+            let config = parse(text, Path::new("holon-test.toml")).expect(text);
+            let price = config.upstreams[0].price.expect("a price");
+            assert_eq!(price.input_per_million, 0.15);
+            assert_eq!(price.output_per_million, 6.0);
+            assert!((price.cost(1_000_000, 500_000) - 3.15).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn a_price_with_an_unknown_field_or_a_negative_number_is_refused_where_it_is() {
+        let found = problems(
+            "[upstreams.model]\nenv = \"X\"\n\n[upstreams.model.price]\ninput_per_milion = 0.15\noutput_per_million = -1\n",
+        );
+        let ids: Vec<(&str, &str, u64, u64)> = found
+            .iter()
+            .map(|(c, p, l, col, _)| (c.as_str(), p.as_str(), *l, *col))
+            .collect();
+        assert_eq!(
+            ids,
+            [
+                (
+                    "unknown-field",
+                    "/upstreams/model/price/input_per_milion",
+                    5,
+                    1
+                ),
+                (
+                    "invalid-value",
+                    "/upstreams/model/price/output_per_million",
+                    6,
+                    22
+                ),
+                ("missing-field", "/upstreams/model/price", 4, 1),
+            ],
+            "{found:?}"
+        );
+        assert!(found[1].4.contains("not `-1`"), "{found:?}");
+        for bad in ["\"cheap\"", "nan", "inf", "-0.5", "[1]"] {
+            let text = format!(
+                "[upstreams.model]\nenv = \"X\"\nprice = {{ input_per_million = {bad}, output_per_million = 1 }}\n"
+            );
+            let found = problems(&text);
+            assert_eq!(found.len(), 1, "{bad}: {found:?}");
+            assert_eq!(
+                found[0].1, "/upstreams/model/price/input_per_million",
+                "{bad}"
+            );
+            assert_eq!(found[0].2, 3, "{bad}");
+        }
+        let found = problems("[upstreams.model]\nenv = \"X\"\nprice = 3\n");
+        assert_eq!(found[0].0, "wrong-type", "{found:?}");
     }
 
     #[test]

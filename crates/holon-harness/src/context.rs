@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::measure::{Meter, Plan};
 use crate::record::Records;
 use crate::settings::Settings;
 use holon_bless::Collector;
@@ -27,6 +28,10 @@ pub(crate) struct Run {
     pub upstreams: Option<Arc<Upstreams>>,
     /// The runtime every function call of the run runs on, when there is a function.
     pub functions: Option<Arc<Functions>>,
+    /// How many calls each pass makes of each example.
+    pub plan: Plan,
+    /// What the measured calls go through, when the run is measured.
+    pub meter: Option<Arc<Meter>>,
 }
 
 /// The function pass's runtime, which does not wait for its workers when it is dropped: a

@@ -65,6 +65,31 @@ pub enum SettingError {
         /// Why it is refused.
         why: holon_explore::SettingError,
     },
+    /// `--repeat` or `HOLON_REPEAT` is not a number of calls from 1 to the maximum.
+    #[error("the calls of each example are a whole number from 1 to {max}, not `{text}`")]
+    Repeat {
+        /// What was given.
+        text: String,
+        /// The most calls of an example a run may make.
+        max: u32,
+    },
+    /// `--min-success-rate` is not a number from 0 to 1.
+    #[error("the minimum success rate is a number from 0 to 1 (0.95 for 95%), not `{0}`")]
+    Rate(String),
+    /// `--max-calls` is not a number of calls of at least 1.
+    #[error("the most calls a run makes is a whole number of at least 1, not `{0}`")]
+    MaxCalls(String),
+    /// `--repeat` above 1 with `--bless`, which writes one answer per example.
+    #[error(
+        "`--repeat {0}` (`HOLON_REPEAT`) calls each example {0} times, and `--bless` (`HOLON_BLESS`) writes one answer per example: bless with one call per example"
+    )]
+    RepeatBless(u32),
+    /// `--repeat` above 1 with `--upstream record`, which answers every call of an example
+    /// with the one answer it records.
+    #[error(
+        "`--repeat {0}` (`HOLON_REPEAT`) with `--upstream record` would replay the one answer a record run keeps for each request {0} times: measure the real upstream with `--upstream live`, or the agent's own determinism under replay"
+    )]
+    RepeatRecord(u32),
 }
 
 /// An address or a header of a server already running that cannot be used. A header's value
@@ -399,6 +424,9 @@ pub enum NoAnswer {
     /// The manifest has no such example.
     #[error("the manifest has no example {0}")]
     NoExample(usize),
+    /// `--max-calls` left no call for this example.
+    #[error("this example's call was not made: `--max-calls` left no call for it")]
+    NotPlanned,
 }
 
 /// Why one example's fault trial failed.
@@ -451,6 +479,27 @@ pub enum JunitError {
         /// The file.
         path: PathBuf,
         /// Why, in lowercase.
+        why: String,
+    },
+}
+
+/// Why `--receipts` could not be written.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ReceiptsError {
+    /// The file (or its folder) could not be created, before any call.
+    #[error("`--receipts`: cannot create `{}`: {why}", path.display())]
+    Create {
+        /// The file.
+        path: PathBuf,
+        /// The system's reason.
+        why: String,
+    },
+    /// A receipt could not be written during the run; none was written after it.
+    #[error("`--receipts`: cannot write to `{}`: {why}; the receipts after it were not written", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The system's reason.
         why: String,
     },
 }
@@ -537,6 +586,9 @@ pub enum RunError {
     /// The JUnit report could not be written.
     #[error(transparent)]
     Junit(#[from] JunitError),
+    /// The receipts could not be written.
+    #[error(transparent)]
+    Receipts(#[from] ReceiptsError),
     /// nextest's setup script failed.
     #[error(transparent)]
     Setup(#[from] SetupError),
@@ -555,6 +607,7 @@ impl RunError {
             | RunError::Functions(_)
             | RunError::Config(_)
             | RunError::Junit(_)
+            | RunError::Receipts(_)
             | RunError::Setup(_) => exit::REFUSED,
         }
     }

@@ -5,6 +5,8 @@
 //! recorded answer). Anything else fails the trial, one report per fault, each with the command
 //! that replays exactly that fault (`HOLON_FAULT=<exchange>:<fault>`).
 //!
+//! The calls go out ahead of the trials (`planted`), all of a pass's together.
+//!
 //! After the run, one coverage line per pass: the examples, the faults played, the codes they
 //! reached; and what the faults say of the declared codes no example shows.
 
@@ -16,7 +18,8 @@ use libtest_mimic::Trial;
 
 use crate::context::Run;
 use crate::error::FaultsFailed;
-use crate::pass::Caller;
+use crate::pass::{Caller, Planted};
+use crate::planted::FaultFlight;
 use holon_core::check::{self, Report};
 use holon_core::gateway::{Answer, Gateway, Pass, Status};
 use holon_core::json::equal as json_eq;
@@ -75,6 +78,10 @@ impl Faults {
             only: run.settings.fault,
             tallies: Mutex::new(BTreeMap::new()),
         });
+        // Each trial that will run has its calls in its pass's flight, from `start`; one
+        // that libtest would not run (there is none) gets a flight of its own if it runs.
+        let mut planned: BTreeMap<Pass, Vec<Planted>> = BTreeMap::new();
+        let mut plan = Vec::new();
         for example in &run.manifest.examples {
             let Expect::Output(_) = &example.expect else {
                 continue;
@@ -89,16 +96,73 @@ impl Faults {
                     }
                     continue;
                 }
-                let (faults, target, example) = (faults.clone(), target.clone(), example.clone());
-                let exchanges = exchanges.clone();
-                trials.push(crate::record::trial(&run.records, name, move || {
-                    faults
-                        .trial(&*target, &example, &exchanges)
-                        .map_err(crate::record::Fault::from)
-                }));
+                let calls = faults.calls(example, &exchanges);
+                let start = runs(&name).then(|| {
+                    let list = planned.entry(pass).or_default();
+                    list.extend(calls.iter().cloned());
+                    list.len() - calls.len()
+                });
+                plan.push((
+                    target.clone(),
+                    example.clone(),
+                    exchanges.clone(),
+                    calls,
+                    start,
+                    name,
+                ));
             }
         }
+        let flights: BTreeMap<Pass, Arc<FaultFlight>> = (passes.iter())
+            .filter_map(|target| {
+                let calls = planned.remove(&target.pass())?;
+                Some((target.pass(), FaultFlight::new(target.clone(), calls)))
+            })
+            .collect();
+        for (target, example, exchanges, calls, start, name) in plan {
+            let pass = target.pass();
+            let (flight, start) = match (start, flights.get(&pass)) {
+                (Some(start), Some(flight)) => (flight.clone(), start),
+                _ => (FaultFlight::new(target, calls), 0),
+            };
+            let faults = faults.clone();
+            trials.push(crate::record::trial(&run.records, name, move || {
+                faults
+                    .trial(pass, &flight, start, &example, &exchanges)
+                    .map_err(crate::record::Fault::from)
+            }));
+        }
         Some(faults)
+    }
+
+    /// The cases of one example's fault trial, in the order it plays them: each exchange under
+    /// each fault (`HOLON_FAULT` keeps one).
+    fn cases(&self, exchanges: &[(String, Request, usize)]) -> Vec<(usize, Fault)> {
+        (0..exchanges.len())
+            .flat_map(|k| Fault::ALL.into_iter().map(move |fault| (k, fault)))
+            .filter(|(k, fault)| {
+                self.only
+                    .is_none_or(|o| o.exchange == k + 1 && o.fault == *fault)
+            })
+            .collect()
+    }
+
+    /// The calls of one example's fault trial, in the order of [`Faults::cases`].
+    fn calls(&self, example: &Example, exchanges: &[(String, Request, usize)]) -> Vec<Planted> {
+        (self.cases(exchanges).into_iter())
+            .filter_map(|(k, fault)| {
+                let (upstream, request, occurrence) = exchanges.get(k)?;
+                Some(Planted {
+                    input: example.input.clone(),
+                    scope: Scope::Example(example.name.clone()),
+                    plant: Plant {
+                        upstream: upstream.clone(),
+                        request: request.clone(),
+                        occurrence: *occurrence,
+                        fault,
+                    },
+                })
+            })
+            .collect()
     }
 
     fn tally(&self, pass: Pass, update: impl FnOnce(&mut Tally)) {
@@ -107,85 +171,78 @@ impl Faults {
         }
     }
 
-    /// One example on one pass: each exchange under each fault.
+    /// One example on one pass: each exchange under each fault, the calls' ends taken from
+    /// `flight` from `start` on.
     fn trial(
         &self,
-        target: &dyn Caller,
+        pass: Pass,
+        flight: &Arc<FaultFlight>,
+        start: usize,
         example: &Example,
         exchanges: &[(String, Request, usize)],
     ) -> Result<(), FaultsFailed> {
         let gateway = self.manifest.gateway();
-        let pass = target.pass();
         let trial = format!("faults::{}::{}", pass.name(), example.name);
         let mut reports = Vec::new();
         let mut played = 0;
         // The declared codes this trial reached: they count for the notes only if it passes.
         let mut codes: BTreeMap<String, String> = BTreeMap::new();
-        for (k, (upstream, request, occurrence)) in exchanges.iter().enumerate() {
-            for fault in Fault::ALL {
-                if self
-                    .only
-                    .is_some_and(|o| o.exchange != k + 1 || o.fault != fault)
-                {
-                    continue;
-                }
-                let plant = Plant {
-                    upstream: upstream.clone(),
-                    request: request.clone(),
-                    occurrence: *occurrence,
-                    fault,
-                };
-                let faulted =
-                    target.faulted(&example.input, Scope::Example(example.name.clone()), plant);
-                if !faulted.played && !faulted.misses.is_empty() {
-                    // A stale recording, one cause: the example's own trial reports it.
-                    self.tally(pass, |t| {
-                        t.examples += 1;
-                        t.waiting.push(example.name.clone());
-                    });
-                    return Err(FaultsFailed::Unrecorded {
-                        example: example.name.clone(),
-                        trial: format!("{}::{}", pass.name(), example.name),
-                    });
-                }
-                played += 1;
-                let case = Case {
-                    trial: &trial,
-                    exchange: k + 1,
-                    of: exchanges.len(),
-                    upstream,
-                    request,
-                    fault,
-                };
-                let verdict = judge(gateway, example, &faulted);
-                let status = faulted.answer.status(gateway);
-                if let Status::Declared(code) = &status {
-                    codes
-                        .entry(code.clone())
-                        .or_insert_with(|| format!("`{trial}` under {}", fault.name()));
-                }
+        // An exchange whose planted request the call never made: every other fault of it is
+        // planted on the same request, and one report says it.
+        let mut never_made: Option<usize> = None;
+        for (j, (k, fault)) in self.cases(exchanges).into_iter().enumerate() {
+            let Some((upstream, request, _)) = exchanges.get(k) else {
+                continue;
+            };
+            let faulted = flight.take(start + j);
+            if never_made == Some(k) {
+                continue;
+            }
+            if !faulted.played && !faulted.misses.is_empty() {
+                // A stale recording, one cause: the example's own trial reports it.
                 self.tally(pass, |t| {
-                    t.faults += 1;
-                    *t.reached.entry(status.code().to_string()).or_default() += 1;
-                    match &verdict {
-                        Verdict::Fine => {}
-                        Verdict::NotRetryable(code) => t.warnings.push(format!(
-                            "warning: `{trial}`: under {} ({}), the agent answered `{code}`, which `interface.errors` marks `retryable: false`: a caller will not try again a call that a retry could save; answer a code marked `retryable: true` for an upstream's failure",
-                            fault.describe(),
-                            case.exchange_line()
-                        )),
-                        Verdict::Fails(_) => t.failed += 1,
-                    }
+                    t.examples += 1;
+                    t.waiting.push(example.name.clone());
                 });
-                let never_made = matches!(&verdict, Verdict::Fails(_)) && !faulted.played;
-                if let Verdict::Fails(why) = verdict {
-                    reports.push(case.report(&why, &faulted, gateway, &self.command));
+                return Err(FaultsFailed::Unrecorded {
+                    example: example.name.clone(),
+                    trial: format!("{}::{}", pass.name(), example.name),
+                });
+            }
+            played += 1;
+            let case = Case {
+                trial: &trial,
+                exchange: k + 1,
+                of: exchanges.len(),
+                upstream,
+                request,
+                fault,
+            };
+            let verdict = judge(gateway, example, &faulted);
+            let status = faulted.answer.status(gateway);
+            if let Status::Declared(code) = &status {
+                codes
+                    .entry(code.clone())
+                    .or_insert_with(|| format!("`{trial}` under {}", fault.name()));
+            }
+            self.tally(pass, |t| {
+                t.faults += 1;
+                *t.reached.entry(status.code().to_string()).or_default() += 1;
+                match &verdict {
+                    Verdict::Fine => {}
+                    Verdict::NotRetryable(code) => t.warnings.push(format!(
+                        "warning: `{trial}`: under {} ({}), the agent answered `{code}`, which `interface.errors` marks `retryable: false`: a caller will not try again a call that a retry could save; answer a code marked `retryable: true` for an upstream's failure",
+                        fault.describe(),
+                        case.exchange_line()
+                    )),
+                    Verdict::Fails(_) => t.failed += 1,
                 }
-                if never_made {
-                    // Every other fault of this exchange would be planted on the same request,
-                    // which the call does not make: one report says it.
-                    break;
-                }
+            });
+            if matches!(&verdict, Verdict::Fails(_)) && !faulted.played {
+                never_made = Some(k);
+            }
+            if let Verdict::Fails(why) = verdict {
+                reports.push(case.report(&why, &faulted, gateway, &self.command));
             }
         }
         let passed = reports.is_empty();

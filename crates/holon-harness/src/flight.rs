@@ -5,6 +5,8 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex};
 
+use crate::error::NoAnswer;
+use crate::measure::CallEnd;
 use crate::settings::CONCURRENCY_VAR;
 
 /// One answer per trial, put by the flight and taken by the trial that waits for it.
@@ -92,6 +94,109 @@ impl<T, F: Fn(usize) -> T> Drop for OnPanic<'_, T, F> {
     fn drop(&mut self) {
         if std::thread::panicking() {
             self.slots.close(&self.value);
+        }
+    }
+}
+
+/// Each example's calls' ends, gathered as they come, then put in the example's slot once all
+/// its calls ended (`--repeat` makes several): a trial takes its example's calls at once, in
+/// the order of their runs.
+pub struct Gathered {
+    runs: Vec<u32>,
+    ends: Mutex<Vec<Vec<CallEnd>>>,
+    slots: Slots<Vec<CallEnd>>,
+}
+
+impl Gathered {
+    /// Slots for examples that make `runs[i]` calls each; an example with none has its (empty)
+    /// answer at once.
+    pub fn new(runs: Vec<u32>) -> Gathered {
+        let slots = Slots::new(runs.len());
+        for (index, n) in runs.iter().enumerate() {
+            if *n == 0 {
+                slots.put(index, Vec::new());
+            }
+        }
+        Gathered {
+            ends: Mutex::new(vec![Vec::new(); runs.len()]),
+            runs,
+            slots,
+        }
+    }
+
+    /// How many calls example `index` makes.
+    pub fn runs(&self, index: usize) -> u32 {
+        self.runs.get(index).copied().unwrap_or(0)
+    }
+
+    /// The end of one call of example `index`; the example's slot is filled with its last.
+    /// A second end of the same run (a call given up on that returned after all) is dropped.
+    pub fn put(&self, index: usize, end: CallEnd) {
+        let Ok(mut ends) = self.ends.lock() else {
+            return;
+        };
+        let Some(mine) = ends.get_mut(index) else {
+            return;
+        };
+        if mine.iter().any(|e| e.run == end.run) {
+            return;
+        }
+        mine.push(end);
+        if mine.len() >= self.runs(index) as usize {
+            let mut all = std::mem::take(mine);
+            all.sort_by_key(|e| e.run);
+            drop(ends);
+            self.slots.put(index, all);
+        }
+    }
+
+    /// Waits for every call of example `index` and takes their ends.
+    pub fn take(&self, index: usize) -> Option<Vec<CallEnd>> {
+        self.slots.take(index)
+    }
+
+    /// Fills every example still waiting: its ends so far, and each call not ended `why`.
+    pub fn close(&self, why: impl Fn() -> NoAnswer) {
+        let gathered = std::cell::RefCell::new(
+            self.ends
+                .lock()
+                .map(|mut e| std::mem::take(&mut *e))
+                .unwrap_or_default(),
+        );
+        self.slots.close(|index| {
+            let mut mine = (gathered.borrow_mut().get_mut(index))
+                .map(std::mem::take)
+                .unwrap_or_default();
+            for run in 1..=self.runs(index) {
+                if !mine.iter().any(|e| e.run == run) {
+                    mine.push(CallEnd::without(run, why()));
+                }
+            }
+            mine.sort_by_key(|e| e.run);
+            mine
+        });
+    }
+
+    /// A guard for a thread that gathers the ends: when that thread panics, every example
+    /// still waiting is filled (see [`Gathered::close`]), so no trial waits for ever.
+    pub fn on_panic(&self, why: fn() -> NoAnswer) -> GatherPanic<'_> {
+        GatherPanic {
+            gathered: self,
+            why,
+        }
+    }
+}
+
+/// See [`Gathered::on_panic`].
+pub struct GatherPanic<'a> {
+    gathered: &'a Gathered,
+    why: fn() -> NoAnswer,
+}
+
+impl Drop for GatherPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.gathered.close(self.why);
         }
     }
 }
@@ -248,6 +353,38 @@ mod tests {
         let quiet = Slots::new(1);
         drop(quiet.on_panic(|_| "closed"));
         assert!(quiet.put(0, "later"));
+    }
+
+    #[test]
+    fn an_example_is_answered_once_all_its_calls_ended() {
+        let end = |run: u32| CallEnd::without(run, NoAnswer::Unanswered);
+        let gathered = std::sync::Arc::new(Gathered::new(vec![3, 0, 2]));
+        assert_eq!(
+            gathered.take(1).map(|e| e.len()),
+            Some(0),
+            "no call: at once"
+        );
+        gathered.put(0, end(2));
+        gathered.put(0, end(1));
+        gathered.put(0, end(1));
+        let g = gathered.clone();
+        let waiter = std::thread::spawn(move || g.take(0));
+        gathered.put(0, end(3));
+        let runs: Vec<u32> = waiter
+            .join()
+            .unwrap()
+            .unwrap()
+            .iter()
+            .map(|e| e.run)
+            .collect();
+        assert_eq!(runs, [1, 2, 3]);
+        // The run ends with one call of the last example in: the other is said not made.
+        gathered.put(2, end(2));
+        gathered.close(|| NoAnswer::RunEnded);
+        let last = gathered.take(2).unwrap();
+        assert_eq!(last.iter().map(|e| e.run).collect::<Vec<_>>(), [1, 2]);
+        assert!(matches!(last[0].answer, Err(NoAnswer::RunEnded)));
+        assert!(matches!(last[1].answer, Err(NoAnswer::Unanswered)));
     }
 
     #[test]

@@ -31,7 +31,9 @@ mod function;
 mod github;
 mod junit;
 mod mcp;
+mod measure;
 mod pass;
+mod planted;
 mod process;
 mod provenance;
 mod record;
@@ -56,6 +58,7 @@ use crate::era::{Era, Protocol};
 use crate::error::RunError;
 use crate::function::FunctionPass;
 use crate::mcp::{McpPass, Server, ServerAt};
+use crate::measure::{Asked, Meter, Plan, Receipts, Setup};
 use crate::pass::Caller;
 use crate::process::ServerSpec;
 use crate::record::{Fault, Records};
@@ -242,6 +245,18 @@ impl Harness {
             Ok(None) => return exit::REFUSED,
             Err(error) => return error.report(use_color(args)),
         };
+        // A measured run stopped by a signal still says what ran: its report comes first.
+        let _last_words = run.meter.clone().map(|meter| {
+            let words: Arc<dyn Fn() + Send + Sync> = Arc::new(move || meter.interrupted());
+            process::say_on_signal(Arc::downgrade(&words));
+            process::stop_all_on_signal();
+            words
+        });
+        if !args.list {
+            for line in &run.plan.left_out {
+                eprintln!("note: `--max-calls`: {line}");
+            }
+        }
         let mut trials = Vec::new();
         let function = self.agent.as_ref().map(|agent| {
             let pass = Arc::new(FunctionPass::new(&run, agent.clone(), threads(args)));
@@ -362,6 +377,10 @@ impl Harness {
             self.replay.as_deref(),
         )?;
         let config = holon_core::config::read(&manifest.dir()).map_err(RunError::Config)?;
+        let prices: Vec<(String, Option<holon_core::config::TokenPrice>)> = (config.iter())
+            .flat_map(|c| c.upstreams.iter())
+            .map(|u| (u.name.clone(), u.price))
+            .collect();
         let upstreams = match config.filter(|c| !c.upstreams.is_empty()) {
             None => None,
             Some(config) => {
@@ -402,6 +421,27 @@ impl Harness {
         };
         let bless = settings.bless.then(|| Arc::new(Collector::default()));
         let secrets = (upstreams.as_ref()).map_or_else(Default::default, |u| u.secrets().clone());
+        let plan = self.plan(args, &manifest, &mut settings, upstreams.as_deref());
+        let receipts = match &settings.receipts {
+            Some(path) => Some(Receipts::create(path)?),
+            None => None,
+        };
+        let live = (upstreams.as_ref()).is_some_and(|u| u.mode() == Mode::Live);
+        let meter = match plan.measured {
+            Some(pass) if settings.measures(live) => Some(Arc::new(Meter::new(Setup {
+                head: plan.head(pass, &settings, upstreams.as_deref()),
+                planned: (0..manifest.examples.len())
+                    .map(|i| plan.runs(pass, i) as usize)
+                    .sum(),
+                left_out: plan.left_out.clone(),
+                manifest: manifest.clone(),
+                pass,
+                prices,
+                receipts,
+                secrets: secrets.clone(),
+            }))),
+            _ => None,
+        };
         let run = Run {
             manifest,
             settings,
@@ -410,8 +450,53 @@ impl Harness {
             lines,
             upstreams,
             functions,
+            plan,
+            meter,
         };
         Ok(Some((run, held)))
+    }
+
+    /// How many calls each pass makes of each example (`--repeat`, `--max-calls`), explore's
+    /// cases under the budget, and the fault trials off under it (what they replay is free,
+    /// and the budget counts calls to the agent).
+    fn plan(
+        &self,
+        args: &Arguments,
+        manifest: &Manifest,
+        settings: &mut settings::Settings,
+        upstreams: Option<&Upstreams>,
+    ) -> Plan {
+        let names: Vec<String> = manifest.examples.iter().map(|e| e.name.clone()).collect();
+        let mcp = self.server.is_some() || settings.server_url.is_some();
+        let function =
+            (self.agent.is_some()).then(|| selected(args, manifest, Pass::Function.name()));
+        let server = mcp.then(|| selected(args, manifest, Pass::Mcp.name()));
+        let explore_trials = [
+            self.agent.is_some() && runs(args, "explore::function"),
+            mcp && runs(args, "explore::mcp"),
+        ]
+        .into_iter()
+        .filter(|t| *t)
+        .count() as u32;
+        let mut plan = Plan::new(&Asked {
+            names: &names,
+            function: function.as_deref(),
+            mcp: server.as_deref(),
+            repeat: settings.repeat.unwrap_or(1),
+            max_calls: settings.max_calls,
+            explore: (settings.explore.cases, explore_trials),
+        });
+        if settings.max_calls.is_some() {
+            settings.explore.cases = plan.explore_cases;
+            let replayed = upstreams.is_some_and(|u| u.mode() == Mode::Replay);
+            if settings.faults && replayed {
+                settings.faults = false;
+                plan.left_out.push(
+                    "the fault trials: off (they replay the recordings, and `--max-calls` bounds the calls to the agent; run them without it)".into(),
+                );
+            }
+        }
+        plan
     }
 
     /// `mcp::tools/list`, the `mcp::<example>` trials and `explore::mcp`, all through one
@@ -474,7 +559,10 @@ impl Harness {
             trials.extend(pass::example_trial(run, mcp.clone(), index));
         }
         let mut passes = vec![mcp.clone()];
-        if run.settings.protocol == Protocol::Auto {
+        // A measured run calls the server in the newest era it speaks alone: its calls are the
+        // ones counted, budgeted by `--max-calls` and paid for upstream.
+        let one_era = run.meter.is_some();
+        if run.settings.protocol == Protocol::Auto && !one_era {
             passes.extend(second_era(run, args, &server, trials));
         }
         // Explore probes the agent, not the transport: in the newest era the server speaks.
@@ -484,7 +572,11 @@ impl Harness {
                 .map(|f| f as Arc<dyn Caller>);
             trials.push(pass::explore_trial(run, explorer, mcp, reference));
         }
-        Ok(Some(Mcp { server, passes }))
+        Ok(Some(Mcp {
+            server,
+            passes,
+            one_era,
+        }))
     }
 
     /// After the trials: the server stopped (its output shown when a trial failed), the notes,
@@ -499,7 +591,13 @@ impl Harness {
         started: std::time::Instant,
     ) -> u8 {
         let scrub = |text: &str| run.records.scrub(text);
-        if let Some(said) = mcp.and_then(|m| m.server.said()) {
+        if let Some(mcp) = mcp
+            && let Some(said) = mcp.server.said()
+        {
+            let said = match mcp.one_era && mcp.server.eras_tested() > 1 {
+                true => "the server speaks two eras: a measured run calls it in the newest alone, the era its calls were counted in (a run that measures nothing tests it in both)".to_string(),
+                false => said,
+            };
             eprintln!("\nmcp: {}", scrub(&said));
         }
         if let Some(mcp) = &mcp
@@ -538,6 +636,18 @@ impl Harness {
             None if conclusion.has_failed() => exit::FAILED,
             None => exit::OK,
         };
+        if let Some(meter) = run.meter.as_ref().filter(|_| !args.list) {
+            eprint!("\n{}", meter.report());
+            if let Some(min) = run.settings.min_success_rate
+                && let Some(why) = meter.below(min)
+            {
+                eprintln!("error: {why}");
+                code = code.max(exit::FAILED);
+            }
+            if let Some(error) = meter.receipts_failure() {
+                code = code.max(RunError::from(error).report(use_color(args)));
+            }
+        }
         if let Some(upstreams) = &run.upstreams {
             if upstreams.mode() == Mode::Record && run.bless.is_none() && conclusion.has_failed() {
                 // The examples still say what the agent answered before: the new recordings
@@ -590,6 +700,8 @@ fn selected(args: &Arguments, manifest: &Manifest, prefix: &str) -> Vec<usize> {
 struct Mcp {
     server: Arc<Server>,
     passes: Vec<Arc<McpPass>>,
+    /// Whether the run measures its calls, and so tests the server in its newest era alone.
+    one_era: bool,
 }
 
 /// What the trial names of the second era of a server that speaks both begin with:

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::context::Run;
 use crate::error::NoAnswer;
+use crate::measure::CallEnd;
 use crate::record::{self, Fault};
 use crate::verdict;
 use holon_core::gateway::{Answer, Gateway, Pass, Reply, Status};
@@ -17,16 +18,27 @@ use holon_explore::{Batch, Call, Explorer};
 use holon_upstream::fault::{Faulted, Plant};
 use holon_upstream::{Mode, Scope, Upstreams};
 
-/// What a trial asks of a pass: each example's answer (its call made ahead of the trial), one
-/// input or several at once (explore), one input under an upstream fault (the fault trials),
-/// and what the pass learned of the agent on the way.
+/// One call under a planted fault: an example's input, the example, and the fault.
+#[derive(Debug, Clone)]
+pub(crate) struct Planted {
+    /// The example's input.
+    pub input: Value,
+    /// The example, whose recording answers the call.
+    pub scope: Scope,
+    /// The fault, on one of the call's upstream requests.
+    pub plant: Plant,
+}
+
+/// What a trial asks of a pass: each example's calls (made ahead of the trial), one input or
+/// several at once (explore), calls under upstream faults (the fault trials), and what the
+/// pass learned of the agent on the way.
 pub(crate) trait Caller: Send + Sync {
     /// Which pass this is.
     fn pass(&self) -> Pass;
 
-    /// Example `index`'s answer, its call made ahead of the trial (this waits for it); with
-    /// the first failure of a real upstream the call saw (live), for `--bless`.
-    fn answer_of(&self, index: usize) -> Result<(Answer, Option<String>), NoAnswer>;
+    /// Example `index`'s calls (one, or `--repeat`'s), made ahead of the trial, as they ended
+    /// (this waits for them).
+    fn ends_of(&self, index: usize) -> Result<Vec<CallEnd>, NoAnswer>;
 
     /// Whether an answer is judged as a paying caller would live with it rather than against
     /// the example exactly: the agent calls real upstreams, whose answers vary.
@@ -39,8 +51,11 @@ pub(crate) trait Caller: Send + Sync {
     /// no answer in time among others was tried again alone.
     fn all(&self, inputs: &[Value]) -> Vec<Reply>;
 
-    /// Example `scope`'s input with `plant` failing one of its upstream requests.
-    fn faulted(&self, input: &Value, scope: Scope, plant: Plant) -> Faulted;
+    /// Calls under planted faults, in flight together up to the concurrency (a call whose
+    /// answer the proxy holds back, the `slow` fault, gives its place to the next while it
+    /// waits on the agent's own patience), each one's end given to `done` with its place in
+    /// `calls` as it comes.
+    fn faulted_all(&self, calls: &[Planted], done: &(dyn Fn(usize, Faulted) + Sync));
 
     /// Why no more calls should be sent: the pass answers none of them. `None` while it
     /// answers.
@@ -53,20 +68,18 @@ pub(crate) trait Caller: Send + Sync {
     fn retry_note(&self) -> Option<String>;
 }
 
-/// The `<pass>::<example>` trial of `examples[index]`: its answer judged against the example,
-/// and seen by `--bless`.
+/// The `<pass>::<example>` trial of `examples[index]`: its calls judged against the example
+/// (one call seen by `--bless`); ignored when `--max-calls` left it none.
 pub(crate) fn example_trial(run: &Run, caller: Arc<dyn Caller>, index: usize) -> Option<Trial> {
     let example = run.manifest.examples.get(index)?;
     let name = format!("{}::{}", caller.pass().name(), example.name);
-    Some(record::trial(
-        &run.records,
-        name,
-        example_judged(run, caller, index),
-    ))
+    let planned = run.plan.runs(caller.pass(), index);
+    let trial = record::trial(&run.records, name, example_judged(run, caller, index));
+    Some(trial.with_ignored_flag(planned == 0 && run.settings.max_calls.is_some()))
 }
 
-/// The body of an example's trial on `caller`: the answer judged against `examples[index]`,
-/// and seen by `--bless`.
+/// The body of an example's trial on `caller`: its calls judged against `examples[index]`,
+/// one call seen by `--bless`.
 pub(crate) fn example_judged(
     run: &Run,
     caller: Arc<dyn Caller>,
@@ -74,32 +87,63 @@ pub(crate) fn example_judged(
 ) -> impl FnOnce() -> Result<(), Fault> + Send + 'static {
     let (manifest, bless) = (run.manifest.clone(), run.bless.clone());
     let (records, upstreams) = (run.records.clone(), run.upstreams.clone());
+    let pass = caller.pass();
+    let planned = run.plan.runs(pass, index);
+    let tolerate = run.settings.min_success_rate.is_some();
     move || {
         let example = (manifest.examples.get(index)).ok_or(NoAnswer::NoExample(index))?;
         let gateway = manifest.gateway();
-        match caller.answer_of(index) {
+        let ends = match caller.ends_of(index) {
             Err(why) => {
                 if let Some(bless) = &bless {
-                    bless.unanswered(caller.pass(), &example.name, &why.to_string());
+                    bless.unanswered(pass, &example.name, &why.to_string());
                 }
-                Err(Fault::from(why))
+                return Err(Fault::from(why));
             }
-            Ok((got, failure)) => {
-                if let Some(bless) = &bless {
-                    bless.observe(caller.pass(), gateway, example, &got, failure.as_deref());
+            Ok(ends) => ends,
+        };
+        let hint = (upstreams.as_deref()).and_then(|u| {
+            (ends.iter())
+                .filter_map(|end| end.answer.as_ref().ok())
+                .find_map(|got| rerecord(u, gateway, example, got))
+        });
+        let live = caller.live();
+        let judged = match ends.as_slice() {
+            [] => Err(Fault::from(NoAnswer::NotPlanned)),
+            [one] if planned <= 1 => match &one.answer {
+                Err(why) => {
+                    if let Some(bless) = &bless {
+                        bless.unanswered(pass, &example.name, &why.to_string());
+                    }
+                    Err(Fault::from(why.clone()))
                 }
-                let hint = upstreams
-                    .as_deref()
-                    .and_then(|u| rerecord(u, gateway, example, &got));
-                let pass = caller.pass().name();
-                verdict::judge_as(gateway, example, got, caller.live(), pass, &records).map_err(
-                    |mut fault| {
-                        fault.message.extend(hint);
-                        fault
-                    },
-                )
+                Ok(got) => {
+                    if let Some(bless) = &bless {
+                        bless.observe(pass, gateway, example, got, one.failure.as_deref());
+                    }
+                    let judging = verdict::Judging {
+                        live,
+                        pass,
+                        tolerate,
+                        records: &records,
+                    };
+                    verdict::judge_one(gateway, example, got.clone(), &judging)
+                }
+            },
+            many => {
+                let judging = verdict::Judging {
+                    live,
+                    pass,
+                    tolerate,
+                    records: &records,
+                };
+                verdict::judge_many(gateway, example, many, &judging)
             }
-        }
+        };
+        judged.map_err(|mut fault| {
+            fault.message.extend(hint);
+            fault
+        })
     }
 }
 

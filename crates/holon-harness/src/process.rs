@@ -265,6 +265,26 @@ fn unregister(pgid: i32) {
     }
 }
 
+/// What each run still in the process must say when a signal ends it (a measured run: the
+/// report of what ran), registered while the run lasts. The process's own state, as the
+/// server groups are: a signal ends the process, whatever runs are in it.
+type LastWords = std::sync::Weak<dyn Fn() + Send + Sync>;
+
+fn last_words() -> &'static Mutex<Vec<LastWords>> {
+    static WORDS: std::sync::OnceLock<Mutex<Vec<LastWords>>> = std::sync::OnceLock::new();
+    WORDS.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Has `words` said when a signal ends the process, before the servers are stopped (so that
+/// the calls they were answering do not count as failures); a run that ended, its `words`
+/// dropped, says nothing.
+pub fn say_on_signal(words: LastWords) {
+    if let Ok(mut all) = last_words().lock() {
+        all.retain(|w| w.strong_count() > 0);
+        all.push(words);
+    }
+}
+
 static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Whether [`stop_all`] was called: the process is about to end with the exit code its caller
@@ -276,11 +296,16 @@ pub fn stopping() -> bool {
 /// How long [`stop_all`] gives the groups to exit after SIGTERM before SIGKILL.
 const STOP_ALL_GRACE: Duration = Duration::from_millis(200);
 
-/// Stops every server group this process started and has not stopped yet: SIGTERM, up to a
-/// moment for each group's server to exit cleanly (polled), then SIGKILL. For the way out on
-/// Ctrl-C or SIGTERM, whose caller ends the process next.
+/// Has every run in the process say its last words (see [`say_on_signal`]), then stops every
+/// server group this process started and has not stopped yet: SIGTERM, up to a moment for each
+/// group's server to exit cleanly (polled), then SIGKILL. For the way out on Ctrl-C or
+/// SIGTERM, whose caller ends the process next.
 pub fn stop_all() {
     STOPPING.store(true, std::sync::atomic::Ordering::SeqCst);
+    let words: Vec<LastWords> = last_words().lock().map(|w| w.clone()).unwrap_or_default();
+    for say in words.iter().filter_map(std::sync::Weak::upgrade) {
+        say();
+    }
     let groups = live_groups().lock().map(|g| g.clone()).unwrap_or_default();
     for (pgid, _) in &groups {
         supervise::terminate(*pgid);

@@ -35,6 +35,44 @@ pub const FAULTS_VAR: &str = "HOLON_FAULTS";
 pub const FORCE_VAR: &str = "HOLON_FORCE";
 /// `--url`: the MCP pass against a server already running, none started.
 pub const SERVER_URL_VAR: &str = "HOLON_SERVER_URL";
+/// `--repeat`: each example called N times on the measured pass.
+pub const REPEAT_VAR: &str = "HOLON_REPEAT";
+/// `--receipts`: one JSON line per measured call.
+pub const RECEIPTS_VAR: &str = "HOLON_RECEIPTS";
+/// `--min-success-rate`: the run fails below it.
+pub const MIN_SUCCESS_RATE_VAR: &str = "HOLON_MIN_SUCCESS_RATE";
+/// `--max-calls`: the most calls a run makes to the agent.
+pub const MAX_CALLS_VAR: &str = "HOLON_MAX_CALLS";
+
+/// The most calls of one example a run may ask for.
+pub const MAX_REPEAT: u32 = 10_000;
+
+/// `N` for `--repeat N` or `HOLON_REPEAT`: a whole number of calls, 1 to 10,000.
+pub fn parse_repeat(text: &str) -> Result<u32, SettingError> {
+    match text.trim().parse::<u32>() {
+        Ok(n) if (1..=MAX_REPEAT).contains(&n) => Ok(n),
+        _ => Err(SettingError::Repeat {
+            text: text.to_string(),
+            max: MAX_REPEAT,
+        }),
+    }
+}
+
+/// `R` for `--min-success-rate R`: a fraction from 0 to 1.
+pub fn parse_rate(text: &str) -> Result<f64, SettingError> {
+    match text.trim().parse::<f64>() {
+        Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
+        _ => Err(SettingError::Rate(text.to_string())),
+    }
+}
+
+/// `N` for `--max-calls N`: a whole number of calls, at least 1.
+pub fn parse_max_calls(text: &str) -> Result<u64, SettingError> {
+    match text.trim().parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(SettingError::MaxCalls(text.to_string())),
+    }
+}
 
 /// Calls in flight at once when nothing else is said.
 pub const DEFAULT_CONCURRENCY: usize = 16;
@@ -85,6 +123,14 @@ pub struct Layer {
     pub protocol: Option<Protocol>,
     /// Whether a record run records over recordings that do not read.
     pub force: Option<bool>,
+    /// Calls of each example on the measured pass.
+    pub repeat: Option<u32>,
+    /// Where to write one JSON line per measured call.
+    pub receipts: Option<PathBuf>,
+    /// The success rate below which the run fails.
+    pub min_success_rate: Option<f64>,
+    /// The most calls the run makes to the agent.
+    pub max_calls: Option<u64>,
 }
 
 impl Layer {
@@ -124,6 +170,10 @@ impl Layer {
             protocol: parsed(PROTOCOL_VAR, var(PROTOCOL_VAR)?, era::parse_protocol)?,
             // Set to `1`, on; set to anything else, off.
             force: var(FORCE_VAR)?.map(|v| v == "1"),
+            repeat: parsed(REPEAT_VAR, var(REPEAT_VAR)?, parse_repeat)?,
+            receipts: var(RECEIPTS_VAR)?.map(PathBuf::from),
+            min_success_rate: parsed(MIN_SUCCESS_RATE_VAR, var(MIN_SUCCESS_RATE_VAR)?, parse_rate)?,
+            max_calls: parsed(MAX_CALLS_VAR, var(MAX_CALLS_VAR)?, parse_max_calls)?,
         })
     }
 
@@ -143,6 +193,10 @@ impl Layer {
             server_url: self.server_url.or_else(|| lower.server_url.clone()),
             protocol: self.protocol.or(lower.protocol),
             force: self.force.or(lower.force),
+            repeat: self.repeat.or(lower.repeat),
+            receipts: self.receipts.or_else(|| lower.receipts.clone()),
+            min_success_rate: self.min_success_rate.or(lower.min_success_rate),
+            max_calls: self.max_calls.or(lower.max_calls),
         }
     }
 }
@@ -172,6 +226,32 @@ pub struct Settings {
     pub protocol: Protocol,
     /// Whether a record run records over recordings that do not read (`--force`).
     pub force: bool,
+    /// `--repeat`, when given: the run is measured, each example called that many times on
+    /// the measured pass.
+    pub repeat: Option<u32>,
+    /// Where to write one JSON line per measured call.
+    pub receipts: Option<PathBuf>,
+    /// The success rate below which the run fails.
+    pub min_success_rate: Option<f64>,
+    /// The most calls the run makes to the agent.
+    pub max_calls: Option<u64>,
+}
+
+impl Settings {
+    /// Whether the run is measured (and the report printed): a setting of the measurement
+    /// was given, or the upstreams are live (when `holon-test.toml` declares any: `live`).
+    pub fn measures(&self, live: bool) -> bool {
+        live || self.repeat.is_some()
+            || self.receipts.is_some()
+            || self.min_success_rate.is_some()
+            || self.max_calls.is_some()
+    }
+
+    /// Whether a call that timed out among others is tried again alone: not when the run
+    /// repeats its calls or bounds them, where each call is one receipt, as at the gateway.
+    pub fn retries(&self) -> bool {
+        self.repeat.unwrap_or(1) == 1 && self.max_calls.is_none()
+    }
 }
 
 /// Whether the run blesses, as [`resolve`] would say, read before the checks: a run that
@@ -241,6 +321,15 @@ fn resolve_layers(
             line
         }
     };
+    let repeat = given.repeat.filter(|n| *n > 1);
+    if let Some(n) = repeat {
+        if given.bless == Some(true) {
+            return Err(SettingError::RepeatBless(n));
+        }
+        if given.upstream == Some(Mode::Record) {
+            return Err(SettingError::RepeatRecord(n));
+        }
+    }
     Ok(Settings {
         startup: given.startup.unwrap_or(DEFAULT_STARTUP),
         junit: given.junit,
@@ -259,6 +348,10 @@ fn resolve_layers(
         server_url: given.server_url,
         protocol: given.protocol.unwrap_or_default(),
         force: given.force.unwrap_or(false),
+        repeat: given.repeat,
+        receipts: given.receipts,
+        min_success_rate: given.min_success_rate,
+        max_calls: given.max_calls,
     })
 }
 
@@ -368,6 +461,10 @@ mod tests {
                 ][n - 1],
             ),
             force: Some(on),
+            repeat: Some(1),
+            receipts: Some(PathBuf::from(format!("{n}.jsonl"))),
+            min_success_rate: Some(n as f64 / 10.0),
+            max_calls: Some(n as u64),
         };
         let (command_line, environment, harness) = (all(1, true), all(2, false), all(3, true));
         let settings = |c: &Layer, e: &Layer, h: &Layer| {
@@ -399,6 +496,9 @@ mod tests {
                 ][n - 1]
             );
             assert_eq!(s.force, on);
+            assert_eq!(s.receipts, Some(PathBuf::from(format!("{n}.jsonl"))));
+            assert_eq!(s.min_success_rate, Some(n as f64 / 10.0));
+            assert_eq!(s.max_calls, Some(n as u64));
         }
         let defaults = settings(&Layer::default(), &Layer::default(), &Layer::default());
         assert_eq!(defaults.startup, DEFAULT_STARTUP);
@@ -499,6 +599,54 @@ mod tests {
         assert_eq!(merged.concurrency, Some(2));
         assert_eq!(merged.bless, Some(true));
         assert_eq!(merged.junit, None);
+    }
+
+    #[test]
+    fn the_measurement_settings_refuse_what_they_cannot_use() {
+        assert_eq!(parse_repeat("20").ok(), Some(20));
+        assert_eq!(parse_repeat("10000").ok(), Some(MAX_REPEAT));
+        for bad in ["0", "-1", "1e9", "10001", "2.5", "", "many"] {
+            let e = parse_repeat(bad).unwrap_err().to_string();
+            assert!(e.contains("from 1 to 10000"), "{bad}: {e}");
+        }
+        assert_eq!(parse_rate("0.95").ok(), Some(0.95));
+        assert_eq!(parse_rate("0").ok(), Some(0.0));
+        assert_eq!(parse_rate("1").ok(), Some(1.0));
+        for bad in ["1.5", "-0.1", "95%", "NaN", "inf", ""] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_max_calls("50").ok(), Some(50));
+        for bad in ["0", "-1", "1.5", "x"] {
+            assert!(parse_max_calls(bad).is_err(), "{bad}");
+        }
+        for (name, bad) in [
+            (REPEAT_VAR, "0"),
+            (REPEAT_VAR, "1e9"),
+            (MIN_SUCCESS_RATE_VAR, "1.5"),
+            (MAX_CALLS_VAR, "-1"),
+        ] {
+            let e = env(&[(name, bad)]).expect_err(bad).to_string();
+            assert!(e.starts_with(&format!("`{name}={bad}`")), "{e}");
+        }
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = &dir.path().join("holon.yaml");
+        std::fs::write(path, "name: probe\n").expect("a manifest");
+        let none = Layer::default();
+        let with = |bless: bool, upstream: Mode| Layer {
+            repeat: Some(20),
+            bless: Some(bless),
+            upstream: Some(upstream),
+            ..Layer::default()
+        };
+        let e = resolve_layers(&with(true, Mode::Live), &none, &none, path, None).unwrap_err();
+        assert!(e.to_string().contains("`--bless`"), "{e}");
+        let e = resolve_layers(&with(false, Mode::Record), &none, &none, path, None).unwrap_err();
+        assert!(e.to_string().contains("`--upstream record`"), "{e}");
+        let fine =
+            resolve_layers(&with(false, Mode::Live), &none, &none, path, None).expect("live");
+        assert!(fine.measures(false) && !fine.retries());
+        let plain = resolve_layers(&none, &none, &none, path, None).expect("plain");
+        assert!(!plain.measures(false) && plain.measures(true) && plain.retries());
     }
 
     #[test]

@@ -3,44 +3,147 @@
 //! answer's own (`Answer::status`, `Answer::describe`); this adds what the example expected.
 
 use super::compare::{diff, differences};
+use super::measure::{CallEnd, counted};
 use super::record::{Cause, Fault, Records};
-use holon_core::gateway::{Answer, Gateway, Status};
+use holon_core::gateway::{Answer, Gateway, Pass, Status};
 use holon_core::json::equal as json_eq;
 use holon_core::manifest::{Example, Expect};
 
-/// [`judge`], or in live mode (the real upstreams behind the agent, whose answers vary) what a
-/// paying caller would get: a success `interface.output` admits, or the example's declared
-/// code, with any difference from the example's output printed as a note (scrubbed of the
-/// run's secrets, as `records` scrubs every message), not a failure.
-pub(crate) fn judge_as(
+/// How an example's calls are judged: whether the upstreams are real (`live`), on which pass,
+/// whether an answer that counts against the success rate is left to `--min-success-rate`
+/// (`tolerate`), and the run's records, which scrub the notes printed of the run's secrets as
+/// they scrub every message.
+pub(crate) struct Judging<'a> {
+    pub live: bool,
+    pub pass: Pass,
+    pub tolerate: bool,
+    pub records: &'a Records,
+}
+
+/// One call of an example judged: [`judge`], or in live mode (the real upstreams behind the
+/// agent, whose answers vary) what a paying caller would get, a success `interface.output`
+/// admits or a declared failure, with any difference from the example printed as a note
+/// (scrubbed of the run's secrets), not a failure. With `tolerate` (`--min-success-rate`), an
+/// answer that counts against the success rate is left to that gate.
+pub(crate) fn judge_one(
+    gateway: &Gateway,
+    example: &Example,
+    answer: Answer,
+    how: &Judging<'_>,
+) -> Result<(), Fault> {
+    if let Some(note) = judge_call(gateway, example, answer, how.live, how.tolerate)? {
+        let note = format!("note: live: `{}::{}` {note}", how.pass.name(), example.name);
+        eprintln!("{}", how.records.scrub(&note));
+    }
+    Ok(())
+}
+
+/// Several calls of an example (`--repeat`), each judged as [`judge_one`] judges one: the
+/// trial fails when one does, reporting the first in full and naming the others; the notes
+/// of a live run are said once, with their count.
+pub(crate) fn judge_many(
+    gateway: &Gateway,
+    example: &Example,
+    ends: &[CallEnd],
+    how: &Judging<'_>,
+) -> Result<(), Fault> {
+    let mut notes = Vec::new();
+    let mut failures: Vec<(u32, Fault)> = Vec::new();
+    for end in ends {
+        let judged = match &end.answer {
+            Err(why) => Err(Fault::from(why.clone())),
+            Ok(answer) => judge_call(gateway, example, answer.clone(), how.live, how.tolerate),
+        };
+        match judged {
+            Ok(Some(note)) => notes.push((end.run, note)),
+            Ok(None) => {}
+            Err(fault) => failures.push((end.run, fault)),
+        }
+    }
+    let trial = format!("{}::{}", how.pass.name(), example.name);
+    if let Some((run, note)) = notes.first() {
+        let note = format!(
+            "note: live: `{trial}`: {} of its {} calls are notes; the first, call {run}, {note}",
+            notes.len(),
+            ends.len()
+        );
+        eprintln!("{}", how.records.scrub(&note));
+    }
+    let Some((run, first)) = failures.first() else {
+        return Ok(());
+    };
+    let mut message = format!(
+        "{} of the {} calls of this example failed; the first, call {run}: {}",
+        failures.len(),
+        ends.len(),
+        first.message
+    );
+    if failures.len() > 1 {
+        let others: Vec<String> = (failures.iter().skip(1))
+            .map(|(run, f)| {
+                let why = match &f.cause {
+                    Some(cause) => cause.status.code().to_string(),
+                    None => f.message.lines().next().unwrap_or_default().to_string(),
+                };
+                format!("call {run} ({why})")
+            })
+            .collect();
+        message.push_str(&format!(
+            "
+the others: {}",
+            others.join(", ")
+        ));
+    }
+    Err(Fault {
+        message,
+        cause: first.cause.clone(),
+    })
+}
+
+/// One call judged: `Ok(Some(note))` when it passes with something to say (live).
+fn judge_call(
     gateway: &Gateway,
     example: &Example,
     answer: Answer,
     live: bool,
-    pass: &str,
-    records: &Records,
-) -> Result<(), Fault> {
-    if !live {
-        return judge(gateway, example, answer);
+    tolerate: bool,
+) -> Result<Option<String>, Fault> {
+    let status = answer.status(gateway);
+    if tolerate && counted(&status) && status != Status::Success {
+        return Ok(None);
     }
-    match (&answer, &example.expect, answer.status(gateway)) {
+    if !live {
+        return judge(gateway, example, answer).map(|()| None);
+    }
+    let shown = |v: Option<&serde_json::Value>| {
+        v.map_or("(nothing)".to_string(), holon_core::message::short)
+    };
+    let expected = |expect: &Expect| match expect {
+        Expect::Output(_) => "an output".to_string(),
+        Expect::Error(code) => format!("`{code}`"),
+    };
+    match (&answer, &example.expect, &status) {
         (Answer::Output(actual), Expect::Output(expected), Status::Success) => {
-            if let Some((at, was, now)) = holon_core::json::first_difference(expected, actual) {
-                let shown = |v: Option<&serde_json::Value>| {
-                    v.map_or("(nothing)".to_string(), holon_core::message::short)
-                };
-                let note = format!(
-                    "note: live: `{pass}::{}` differs from its example at `{}`: the example says {}, the agent {} (live judges what a paying caller gets: a success, so this is a note)",
-                    example.name,
+            Ok(holon_core::json::first_difference(expected, actual).map(|(at, was, now)| {
+                format!(
+                    "differs from its example at `{}`: the example says {}, the agent {} (live judges what a paying caller gets: a success, so this is a note)",
                     if at.is_empty() { "/" } else { &at },
                     shown(was),
                     shown(now)
-                );
-                eprintln!("{}", records.scrub(&note));
-            }
-            Ok(())
+                )
+            }))
         }
-        _ => judge(gateway, example, answer),
+        (_, Expect::Error(want), Status::Declared(code)) if code == want => Ok(None),
+        (_, expect, Status::Success | Status::Declared(_)) => Ok(Some(format!(
+            "answered {} where its example shows {} (live judges what a paying caller gets: {}, so this is a note)",
+            answer.describe(gateway),
+            expected(expect),
+            match status {
+                Status::Success => "a success",
+                _ => "a declared failure, counted apart from the success rate",
+            }
+        ))),
+        _ => judge(gateway, example, answer).map(|()| None),
     }
 }
 

@@ -1,16 +1,21 @@
-//! One call on a pass as the proxies see it: the call in flight on each pass, whose requests are
-//! its own, and what the proxies of a run share (the recordings read, what this run recorded,
-//! the real services' addresses, the requests counted).
+//! One call on a pass as the proxies see it: the calls in flight on each pass, each with the
+//! requests attributed to it and what they were answered, and what the proxies of a run share
+//! (the recordings read and indexed by content, what this run recorded, the real services'
+//! addresses, the requests counted).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde_json::Value;
+
 use crate::fault::{Faulted, Plant};
+use crate::index::{Index, Print};
 use crate::matching;
 use crate::mode::{Mode, Refresh};
 use crate::recording::{Read, Request, Response, Scope};
+use crate::usage::Tokens;
 use holon_core::gateway::{Answer, Pass, Reply, Trouble};
 use holon_core::secrets::Secrets;
 
@@ -54,10 +59,15 @@ pub(crate) struct ProxyState {
     pub(crate) real: HashMap<String, String>,
     /// The recordings read at the start (replay).
     pub(crate) recorded: Vec<Read>,
+    /// The recordings by content: which scope records which request, answered how.
+    pub(crate) index: Index,
     /// What this run recorded, by scope, in the order it was first asked for.
     pub(crate) fresh: Mutex<HashMap<Scope, Vec<Arc<Slot>>>>,
-    /// The call in flight on each pass.
-    pub(crate) current: PerPass<Mutex<Option<Arc<Call>>>>,
+    /// The calls in flight on each pass, in the order they were entered.
+    pub(crate) current: PerPass<Mutex<Vec<Arc<Call>>>>,
+    /// Told on each pass when a call leaves it: a call waiting to be told apart from those in
+    /// flight may enter.
+    pub(crate) left: PerPass<tokio::sync::Notify>,
     /// Requests seen, by upstream.
     pub(crate) requests: Mutex<HashMap<String, usize>>,
     /// What went wrong outside any call (a server's start).
@@ -73,12 +83,60 @@ pub(crate) struct ProxyState {
     pub(crate) base: std::path::PathBuf,
 }
 
-/// One call on a pass, as the proxy attributes the requests it sees: what it is for, how many
-/// times it made each request, what went wrong, and the fault planted in it.
+/// One upstream request of a call and its answer, as a receipt lists it: the upstream, the
+/// status it answered (none when no answer came, or none before the call ended) and the tokens
+/// the answer says it used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Used {
+    /// The upstream's name in `holon-test.toml`.
+    pub upstream: String,
+    /// The HTTP status of its answer; `None` when none came (a reset, no answer yet).
+    pub status: Option<u16>,
+    /// The tokens its answer says it used.
+    pub tokens: Tokens,
+}
+
+/// One request charged to a call, shared with the proxy task that waits for its answer: the
+/// request's print, what it was answered, and whether the proxy is done with it (answered, or
+/// given no answer). A live run may hand it to another call of the same example when the call
+/// it was charged to ends without it (see [`Entered::used`]).
+pub(crate) struct Charge {
+    print: Print,
+    used: Mutex<Used>,
+    done: AtomicBool,
+}
+
+impl Charge {
+    /// What the request was answered: the status (`None`: no answer came) and the tokens.
+    pub(crate) fn answered(&self, status: Option<u16>, tokens: Tokens) {
+        if let Ok(mut used) = self.used.lock() {
+            used.status = status;
+            used.tokens = tokens;
+        }
+        self.done.store(true, Ordering::SeqCst);
+    }
+
+    fn done(&self) -> bool {
+        self.done.load(Ordering::SeqCst)
+    }
+
+    fn used(&self) -> Option<Used> {
+        self.used.lock().ok().map(|u| u.clone())
+    }
+}
+
+/// One call on a pass, as the proxy attributes the requests it sees: what it is for, the
+/// input it carries, how many times it made each request, what each was answered, what went
+/// wrong, and the fault planted in it.
 pub(crate) struct Call {
     /// What the call is for.
     pub(crate) scope: Scope,
+    /// The text of the call's input (its strings, longest first): a live run tells a
+    /// request's call by the input it carries.
+    pub(crate) needles: Vec<String>,
     occurrences: Mutex<Vec<(Request, usize)>>,
+    /// Each request attributed to the call, in order, with its answer once it came.
+    used: Mutex<Vec<Arc<Charge>>>,
     misses: Mutex<Vec<String>>,
     /// The harness's own failures to get an answer (record): the call is not judged.
     failures: Mutex<Vec<String>>,
@@ -89,21 +147,66 @@ pub(crate) struct Call {
     fired: AtomicBool,
     /// Told when the call's verdict is in: a held answer is dropped then.
     pub(crate) ended: Arc<tokio::sync::Notify>,
+    /// Whether the proxy holds an answer of this call back (the `slow` fault), and the signal.
+    held: AtomicBool,
+    holding: tokio::sync::Notify,
 }
 
 impl Call {
-    /// A call for `scope`, with `plant` failing one of its requests.
-    pub(crate) fn new(scope: Scope, plant: Option<Plant>) -> Call {
+    /// A call for `scope` with `inputs` (the input of one call, or a batch's), with `plant`
+    /// failing one of its requests.
+    pub(crate) fn new(scope: Scope, inputs: &[Value], plant: Option<Plant>) -> Call {
         Call {
             scope,
+            needles: needles(inputs),
             occurrences: Mutex::new(Vec::new()),
+            used: Mutex::new(Vec::new()),
             misses: Mutex::new(Vec::new()),
             failures: Mutex::new(Vec::new()),
             upstream_failures: Mutex::new(Vec::new()),
             plant,
             fired: AtomicBool::new(false),
             ended: Arc::new(tokio::sync::Notify::new()),
+            held: AtomicBool::new(false),
+            holding: tokio::sync::Notify::new(),
         }
+    }
+
+    /// How many times this call made `request` so far, without counting this one.
+    pub(crate) fn made(&self, request: &Request) -> usize {
+        (self.occurrences.lock().ok())
+            .and_then(|seen| {
+                (seen.iter().find(|(r, _)| matching::same(r, request))).map(|(_, n)| n + 1)
+            })
+            .unwrap_or(0)
+    }
+
+    /// How many requests were attributed to this call so far.
+    pub(crate) fn requests(&self) -> usize {
+        self.used.lock().map(|u| u.len()).unwrap_or(0)
+    }
+
+    /// A request of this call to `upstream` whose print is `print`, its answer to come: put
+    /// on the call's list, and given to whoever records the answer.
+    pub(crate) fn request_to(&self, upstream: &str, print: Print) -> Option<Arc<Charge>> {
+        let charge = Arc::new(Charge {
+            print,
+            used: Mutex::new(Used {
+                upstream: upstream.to_string(),
+                status: None,
+                tokens: Tokens::default(),
+            }),
+            done: AtomicBool::new(false),
+        });
+        self.used.lock().ok()?.push(charge.clone());
+        Some(charge)
+    }
+
+    /// The proxy holds an answer of this call back (the `slow` fault): the call waits on the
+    /// agent's own patience from now on.
+    pub(crate) fn hold(&self) {
+        self.held.store(true, Ordering::SeqCst);
+        self.holding.notify_waiters();
     }
 
     /// How many times this call made `request` before (0 the first time).
@@ -146,19 +249,97 @@ impl Call {
     }
 }
 
-/// A call in flight on a pass: its requests are its own until this is dropped. Held by
-/// whatever waits for the call (never by the agent's task), so a call given up on frees the
-/// pass.
+/// The strings of `inputs`, longest first, each once: what a request that carries the input
+/// holds.
+fn needles(inputs: &[Value]) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let mut stack: Vec<&Value> = inputs.iter().collect();
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::String(s) if !s.trim().is_empty() => found.push(s.clone()),
+            Value::Array(items) => stack.extend(items),
+            Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    found.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    found.dedup();
+    found
+}
+
+/// A call in flight on a pass: the requests attributed to it are its own until this is
+/// dropped. Held by whatever waits for the call (never by the agent's task), so a call given
+/// up on leaves the pass.
 pub struct Entered {
     pub(crate) call: Arc<Call>,
     pub(crate) pass: Pass,
     pub(crate) state: Arc<ProxyState>,
     /// The command that refreshes the recordings, for the report of a request none answered.
     pub(crate) refresh: Arc<Refresh>,
-    pub(crate) _turn: tokio::sync::OwnedMutexGuard<()>,
+    /// The pass's turn, in the modes whose calls go one at a time (record, a live run that
+    /// blesses).
+    pub(crate) _turn: Option<tokio::sync::OwnedMutexGuard<()>>,
 }
 
 impl Entered {
+    /// Each upstream request attributed to this call so far, in order, with its answer. In a
+    /// live run, asked as the call ends, a request still waiting for its answer is first
+    /// swapped for one of the same content already answered that was charged to another call
+    /// of the same example in flight: the calls of one example cannot be told apart by
+    /// content, so the request was dealt in turn, and the call that ends had its answer (the
+    /// call still waiting is the one the request still waiting is for).
+    pub fn used(&self) -> Vec<Used> {
+        if self.state.mode == Mode::Live {
+            self.settle();
+        }
+        (self.call.used.lock().ok())
+            .map(|u| u.iter().filter_map(|c| c.used()).collect())
+            .unwrap_or_default()
+    }
+
+    /// See [`Entered::used`]. Under the pass's lock, which every charge is made under, so the
+    /// lists change in one place at a time.
+    fn settle(&self) {
+        let Ok(current) = self.state.current.get(self.pass).lock() else {
+            return;
+        };
+        let Ok(mut mine) = self.call.used.lock() else {
+            return;
+        };
+        let others: Vec<&Arc<Call>> = (current.iter())
+            .filter(|c| !Arc::ptr_eq(c, &self.call) && c.scope == self.call.scope)
+            .collect();
+        for charge in mine.iter_mut().filter(|c| !c.done()) {
+            for other in &others {
+                let Ok(mut theirs) = other.used.lock() else {
+                    continue;
+                };
+                let answered = (theirs.iter_mut()).find(|t| t.done() && t.print == charge.print);
+                if let Some(answered) = answered {
+                    std::mem::swap(charge, answered);
+                    break;
+                }
+            }
+        }
+    }
+
+    /// Resolves once the proxy holds an answer of this call back (the `slow` fault): from then
+    /// on the call only waits on the agent giving up on its upstream, and uses nothing else.
+    pub fn held(&self) -> impl Future<Output = ()> + Send + 'static {
+        let call = self.call.clone();
+        async move {
+            loop {
+                let holding = call.holding.notified();
+                tokio::pin!(holding);
+                holding.as_mut().enable();
+                if call.held.load(Ordering::SeqCst) {
+                    return;
+                }
+                holding.await;
+            }
+        }
+    }
+
     /// Whether the fault planted in this call was played (its request was made).
     pub fn fault_played(&self) -> bool {
         self.call.fired.load(Ordering::SeqCst)
@@ -261,10 +442,9 @@ impl Entered {
 impl Drop for Entered {
     fn drop(&mut self) {
         self.call.ended.notify_one();
-        if let Ok(mut current) = self.state.current.get(self.pass).lock()
-            && current.as_ref().is_some_and(|c| Arc::ptr_eq(c, &self.call))
-        {
-            *current = None;
+        if let Ok(mut current) = self.state.current.get(self.pass).lock() {
+            current.retain(|c| !Arc::ptr_eq(c, &self.call));
         }
+        self.state.left.get(self.pass).notify_waiters();
     }
 }

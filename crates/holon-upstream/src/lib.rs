@@ -4,10 +4,13 @@
 //! (the real service answers, and what it answered is written beside the manifest) and `live`
 //! (the real service answers, nothing is written).
 //!
-//! Each pass has its own listener per upstream, and in `replay` and `record` a pass makes one
-//! call at a time, so every upstream request is the request of one call: an example's
+//! Each pass has its own listener per upstream, and each request is attributed to one call in
+//! flight on its pass: under `replay` by its content (the call whose recording holds it; calls
+//! that could not be told apart where it matters wait for each other), in a live run by the
+//! input it carries, in `record` by the one call the pass makes at a time. An example's
 //! recording answers that example's requests, in the order they were made; explore's cases
-//! share one recording.
+//! share one recording. Each call keeps what its requests were answered and the tokens each
+//! answer says it used (`usage`).
 //!
 //! An implementation crate of holon-kit: the harness starts the upstreams of a run and enters
 //! each call it makes; this crate knows nothing of the harness. Its items follow holon-kit's
@@ -17,21 +20,26 @@
 //! located; a stream's text put together; what two recordings of one answer may differ in);
 //! `matching` (a request matched by method, path, query and JSON body; the closest recorded
 //! request), `scrub` (the secrets' values out of what is recorded, across a stream's events
-//! too) and `fault` (the seven faults and what each answers); `mode` (and the command that
-//! records again); `call` (the call in flight on each pass, what the proxies share); `proxy`
-//! (the loopback proxy that replays, records or forwards); `upstreams` (a run's upstreams).
+//! too), `fault` (the seven faults and what each answers) and `usage` (the tokens an answer
+//! says it used); `mode` (and the command that records again); `index` (the recordings by
+//! content); `call` (the calls in flight on each pass, what the proxies share); `attribute`
+//! (which call in flight a request is); `proxy` (the loopback proxy that replays, records or
+//! forwards); `upstreams` (a run's upstreams).
 
+mod attribute;
 mod call;
 mod error;
 pub mod fault;
+mod index;
 mod matching;
 mod mode;
 mod proxy;
 pub mod recording;
 mod scrub;
 mod upstreams;
+pub mod usage;
 
-pub use call::Entered;
+pub use call::{Entered, Used};
 pub use error::{FORCE_HINT, FinishError, SettingError, StartError};
 pub use mode::{MODE_VAR, Mode, PLACEHOLDER, Refresh, parse_mode};
 pub use recording::{Request, Scope};

@@ -1,7 +1,8 @@
 //! The loopback proxy that stands where each upstream would: one listener per upstream and
-//! pass, so a request tells which pass made it, and the call in flight on that pass tells what
-//! it was for. It replays the recordings, or forwards to the real service (recording what it
-//! answered, or not), and counts what it saw.
+//! pass, so a request tells which pass made it, and its content which call in flight on that
+//! pass it is (`attribute`). It replays the recordings, or forwards to the real service
+//! (recording what it answered, or not), counts what it saw, and notes on each call what its
+//! requests were answered and the tokens each answer says it used.
 
 use std::sync::Arc;
 
@@ -13,12 +14,14 @@ use hyper::service::service_fn;
 use hyper::{Request as HttpRequest, Response as HttpResponse, StatusCode};
 use hyper_util::rt::TokioIo;
 
+use crate::attribute;
 use crate::call::{Call, ProxyState, Slot};
-use crate::fault::{self, FaultyBody};
+use crate::fault::{self, Fault, FaultyBody};
 use crate::matching;
 use crate::mode::Mode;
 use crate::recording::{self, Body, Exchange, Request, Response, Scope};
 use crate::scrub;
+use crate::usage;
 use holon_core::gateway::Pass;
 
 /// The largest request or answer body the proxy takes.
@@ -108,12 +111,21 @@ async fn handle(
     if let Ok(mut counts) = state.requests.lock() {
         *counts.entry(upstream.to_string()).or_default() += 1;
     }
-    let call = state.current.get(pass).lock().ok().and_then(|c| c.clone());
-    let scope = call.as_ref().map_or(Scope::Startup, |c| c.scope.clone());
-    let occurrence = match &call {
-        Some(call) if matches!(call.scope, Scope::Example(_)) => call.occurrence(&request),
-        _ => 0,
+    let claimed = attribute::claim(state, pass, upstream, &request);
+    let (call, charge, occurrence) = match claimed {
+        Some(c) => (Some(c.call), c.charge, c.occurrence),
+        None => (None, None, 0),
     };
+    // What the request was answered, on the call's list: the status and the tokens it used.
+    let answered = |response: Option<&Response>| {
+        if let Some(charge) = &charge {
+            charge.answered(
+                response.map(|r| r.status),
+                response.map(usage::tokens).unwrap_or_default(),
+            );
+        }
+    };
+    let scope = call.as_ref().map_or(Scope::Startup, |c| c.scope.clone());
     if let Some(call) = &call
         && let Some(plant) = &call.plant
         && plant.upstream == upstream
@@ -128,19 +140,23 @@ async fn handle(
                 content_type: None,
                 body: Body::Empty,
             });
+        if plant.fault == Fault::Slow {
+            call.hold();
+        }
         return fault::play(plant.fault, &recorded, call.ended.clone(), state.limit).await;
     }
     let answer = match state.mode {
-        Mode::Replay => replay(
-            state,
-            upstream,
-            &scope,
-            &request,
-            occurrence,
-            call.as_deref(),
-        ),
+        Mode::Replay => {
+            let exchange = find(state, upstream, &scope, &request, occurrence);
+            answered(exchange.map(|x| &x.response));
+            match exchange {
+                Some(exchange) => respond(&exchange.response, None),
+                None => missed(state, upstream, &scope, &request, call.as_deref()),
+            }
+        }
         Mode::Record => {
             let answer = record(state, upstream, &scope, request, occurrence, &parts, &bytes).await;
+            answered(answer.as_ref().ok());
             match answer {
                 Ok(response) => {
                     let why = if transient(response.status) {
@@ -178,6 +194,7 @@ async fn handle(
         }
         Mode::Live => match forward(state, upstream, &parts, &bytes).await {
             Ok((response, headers)) => {
+                answered(Some(&response));
                 if transient(response.status)
                     && let Some(call) = &call
                 {
@@ -193,6 +210,7 @@ async fn handle(
                     "upstream `{upstream}` could not be reached ({} {}): {why}",
                     raw.method, raw.path
                 );
+                answered(None);
                 if let Some(call) = &call {
                     call.upstream_failed(message.clone());
                 }
@@ -264,17 +282,15 @@ fn find<'a>(
     })
 }
 
-fn replay(
+/// The answer to a request no recording holds (replay): a 404 the agent sees, and the report
+/// charged to its call (or to the run, outside any call).
+fn missed(
     state: &ProxyState,
     upstream: &str,
     scope: &Scope,
     request: &Request,
-    occurrence: usize,
     call: Option<&Call>,
 ) -> HttpResponse<FaultyBody> {
-    if let Some(exchange) = find(state, upstream, scope, request, occurrence) {
-        return respond(&exchange.response, None);
-    }
     let report = no_recording(state, upstream, scope, request);
     match call {
         Some(call) => call.miss(report.clone()),

@@ -8,9 +8,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde_json::Value;
+
+use crate::attribute;
 use crate::call::{Call, Entered, PerPass, ProxyState};
 use crate::error::{FinishError, StartError};
 use crate::fault::Plant;
+use crate::index::Index;
 use crate::matching;
 use crate::mode::{Mode, PLACEHOLDER, Refresh};
 use crate::proxy;
@@ -59,7 +63,7 @@ pub struct Start<'a> {
     /// Explore's seed, written beside explore's recordings.
     pub seed: u64,
     /// Whether the run blesses: a live run then makes one call at a time, so that an upstream's
-    /// failure is known to be the call's.
+    /// failure is known to be the call's for sure.
     pub bless: bool,
     /// Whether a record run records over files that do not read (`--force`), rather than
     /// refusing to start.
@@ -184,9 +188,11 @@ impl Upstreams {
             mode,
             secrets,
             real,
+            index: Index::new(&recorded),
             recorded,
             fresh: Mutex::new(HashMap::new()),
-            current: PerPass::new(|| Mutex::new(None)),
+            current: PerPass::new(|| Mutex::new(Vec::new())),
+            left: PerPass::new(tokio::sync::Notify::new),
             requests: Mutex::new(HashMap::new()),
             outside: Mutex::new(Vec::new()),
             reported: Mutex::new(std::collections::HashSet::new()),
@@ -225,10 +231,13 @@ impl Upstreams {
         self.mode
     }
 
-    /// Whether the example calls go one at a time, so that each upstream request is one
-    /// call's (replay and record, and a live run that blesses).
+    /// Whether a pass's calls go one at a time, so that each upstream request is one call's
+    /// for sure: a record run (nothing recorded yet to tell them apart by), and a live run that
+    /// blesses (an upstream's failure must be the call's before an example takes it). Replayed
+    /// calls are told apart by their requests' content, and live calls by the input their
+    /// requests carry: they fly together.
     pub fn serial(&self) -> bool {
-        self.mode != Mode::Live || self.bless
+        self.mode == Mode::Record || (self.mode == Mode::Live && self.bless)
     }
 
     /// The variables the server process is started with.
@@ -281,17 +290,42 @@ impl Upstreams {
             .and_then(|r| r.recording.seed)
     }
 
-    /// Makes `scope` the call in flight on `pass`, once the call before it is done.
-    pub async fn enter(&self, pass: Pass, scope: Scope) -> Entered {
-        self.enter_with(pass, scope, None).await
+    /// Puts a call for `scope` with `inputs` (one call's input, or a batch's) in flight on
+    /// `pass`, once it can be told apart from the calls in flight there: at once in a live run,
+    /// under replay once no call in flight could make a request it could make and be answered
+    /// otherwise (see `attribute`), in a record run once the call before it is done.
+    pub async fn enter(&self, pass: Pass, scope: Scope, inputs: &[Value]) -> Entered {
+        self.enter_with(pass, scope, inputs, None).await
     }
 
     /// [`enter`](Self::enter), with `plant` failing one of the call's requests.
-    pub async fn enter_with(&self, pass: Pass, scope: Scope, plant: Option<Plant>) -> Entered {
-        let turn = self.turns.get(pass).clone().lock_owned().await;
-        let call = Arc::new(Call::new(scope, plant));
-        if let Ok(mut current) = self.state.current.get(pass).lock() {
-            *current = Some(call.clone());
+    pub async fn enter_with(
+        &self,
+        pass: Pass,
+        scope: Scope,
+        inputs: &[Value],
+        plant: Option<Plant>,
+    ) -> Entered {
+        let turn = match self.serial() {
+            true => Some(self.turns.get(pass).clone().lock_owned().await),
+            false => None,
+        };
+        let call = Arc::new(Call::new(scope, inputs, plant));
+        loop {
+            let left = self.state.left.get(pass).notified();
+            tokio::pin!(left);
+            left.as_mut().enable();
+            if let Ok(mut current) = self.state.current.get(pass).lock() {
+                let joins =
+                    self.mode != Mode::Replay || attribute::may_join(&self.state, &call, &current);
+                if joins {
+                    current.push(call.clone());
+                    break;
+                }
+            } else {
+                break;
+            }
+            left.await;
         }
         if let Ok(mut calls) = self.calls.lock() {
             *calls += 1;

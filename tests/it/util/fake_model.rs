@@ -2,7 +2,10 @@
 //! OpenAI-style `POST /chat/completions` that needs `Authorization: Bearer KEY` (401 otherwise),
 //! answers after a delay, varies its wording from call to call as a model does (its `id`,
 //! `created` and `system_fingerprint` vary always, as a real service's do), and streams its
-//! answer as server-sent events when asked (`"stream": true`), in pieces of a given size. It can
+//! answer as server-sent events when asked (`"stream": true`), in pieces of a given size. It
+//! reports its usage as OpenAI does (on a stream only when asked, `stream_options.include_usage`),
+//! can answer a known mix (valid, a priority out of range, prose, too slow) by the ticket or in
+//! turn, and keeps a log of what it answered each request and the usage it reported. It can
 //! misbehave by repeating the key in its answer. It runs on a runtime of its own and stops when
 //! dropped.
 #![allow(
@@ -11,8 +14,8 @@
 )]
 
 use std::convert::Infallible;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http_body_util::{BodyExt, Full};
@@ -41,6 +44,47 @@ pub struct Behaviour {
     /// Whether the summary repeats the key the request carried, as a model echoing its prompt
     /// or a misbehaving proxy would.
     pub echo_key: bool,
+    /// What it answers each request.
+    pub mix: Mix,
+}
+
+/// What the model answers each request.
+#[derive(Debug, Clone, Default)]
+pub enum Mix {
+    /// A priority and a summary of the ticket, every time.
+    #[default]
+    Plain,
+    /// By the ticket: the kind of the first word the ticket holds, else valid.
+    ByTicket(Vec<(String, Kind)>),
+    /// In turn, whatever the ticket: the n-th request gets `kinds[n % len]`.
+    Cycle(Vec<Kind>),
+}
+
+/// One way of answering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A priority and a summary, as JSON.
+    Valid,
+    /// JSON whose priority is none of `low`, `medium`, `high`.
+    OutOfRange,
+    /// Prose, not JSON.
+    Prose,
+    /// A valid answer, after this long.
+    Slow(Duration),
+    /// A valid answer whose usage counts are not numbers.
+    OddUsage,
+}
+
+/// One request the model took, as its log keeps it.
+#[derive(Debug, Clone)]
+pub struct Logged {
+    /// The ticket (the last user message).
+    pub ticket: String,
+    /// How it answered (or is answering).
+    pub kind: Kind,
+    /// The usage it reported (`prompt_tokens`, `completion_tokens`); `None` for a stream not
+    /// asked for it.
+    pub usage: Option<(u64, u64)>,
 }
 
 /// A running fake model.
@@ -48,6 +92,7 @@ pub struct FakeModel {
     /// Its base URL (`http://127.0.0.1:PORT`), what an agent's `OPENAI_BASE_URL` would be.
     pub url: String,
     requests: Arc<AtomicUsize>,
+    log: Arc<Mutex<Vec<Logged>>>,
     runtime: Option<tokio::runtime::Runtime>,
 }
 
@@ -73,7 +118,8 @@ impl FakeModel {
             .expect("a loopback port");
         let url = format!("http://{}", listener.local_addr().expect("an address"));
         let requests = Arc::new(AtomicUsize::new(0));
-        let (count, behaviour) = (requests.clone(), Arc::new(behaviour));
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let (count, behaviour, kept) = (requests.clone(), Arc::new(behaviour), log.clone());
         let turn = Arc::new(AtomicU64::new(0));
         runtime.spawn(async move {
             loop {
@@ -81,13 +127,15 @@ impl FakeModel {
                     continue;
                 };
                 let (count, behaviour, turn) = (count.clone(), behaviour.clone(), turn.clone());
+                let kept = kept.clone();
                 tokio::spawn(async move {
                     let service = service_fn(move |req| {
                         let (count, behaviour, turn) =
                             (count.clone(), behaviour.clone(), turn.clone());
+                        let kept = kept.clone();
                         async move {
                             count.fetch_add(1, Ordering::SeqCst);
-                            Ok::<_, Infallible>(answer(req, &behaviour, &turn).await)
+                            Ok::<_, Infallible>(answer(req, &behaviour, &turn, &kept).await)
                         }
                     });
                     let _ = http1::Builder::new()
@@ -99,6 +147,7 @@ impl FakeModel {
         FakeModel {
             url,
             requests,
+            log,
             runtime: Some(runtime),
         }
     }
@@ -106,6 +155,11 @@ impl FakeModel {
     /// Requests it has answered (or refused) so far.
     pub fn requests(&self) -> usize {
         self.requests.load(Ordering::SeqCst)
+    }
+
+    /// Every chat request it took, in the order it took them, with how it answered.
+    pub fn log(&self) -> Vec<Logged> {
+        self.log.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
     /// Stops it: its port refuses connections from now on.
@@ -122,10 +176,16 @@ impl Drop for FakeModel {
     }
 }
 
+/// Tokens as a model might count them: a quarter of the characters, rounded up.
+fn tokens(text: &str) -> u64 {
+    (text.chars().count() as u64).div_ceil(4)
+}
+
 async fn answer(
     req: Request<Incoming>,
     behaviour: &Behaviour,
     turn: &AtomicU64,
+    log: &Mutex<Vec<Logged>>,
 ) -> Response<Full<Bytes>> {
     let authorized = req
         .headers()
@@ -167,9 +227,6 @@ async fn answer(
             &json!({"error": {"message": "the body is not JSON"}}),
         );
     };
-    if !behaviour.delay.is_zero() {
-        tokio::time::sleep(behaviour.delay).await;
-    }
     let ticket = request["messages"]
         .as_array()
         .and_then(|m| m.iter().rev().find(|m| m["role"] == "user"))
@@ -177,6 +234,21 @@ async fn answer(
         .unwrap_or_default()
         .to_string();
     let n = turn.fetch_add(1, Ordering::SeqCst) as usize;
+    let kind = match &behaviour.mix {
+        Mix::Plain => Kind::Valid,
+        Mix::ByTicket(rules) => (rules.iter())
+            .find(|(word, _)| ticket.contains(word.as_str()))
+            .map_or(Kind::Valid, |(_, kind)| *kind),
+        Mix::Cycle(kinds) => kinds
+            .get(n % kinds.len().max(1))
+            .copied()
+            .unwrap_or(Kind::Valid),
+    };
+    let streamed = request["stream"] == true;
+    let with_usage = !streamed || request["stream_options"]["include_usage"] == true;
+    let prompt: String = (request["messages"].as_array().into_iter().flatten())
+        .filter_map(|m| m["content"].as_str())
+        .collect();
     let opener = if behaviour.vary {
         OPENERS[(n * 7 + ticket.len()) % OPENERS.len()]
     } else {
@@ -198,12 +270,38 @@ async fn answer(
     if behaviour.echo_key {
         summary = format!("{summary} (key {})", behaviour.key);
     }
-    let content = json!({"priority": priority, "summary": summary}).to_string();
+    let content = match kind {
+        Kind::Valid | Kind::Slow(_) | Kind::OddUsage => {
+            json!({"priority": priority, "summary": summary}).to_string()
+        }
+        Kind::OutOfRange => json!({"priority": "urgent", "summary": summary}).to_string(),
+        Kind::Prose => format!("This looks like a {priority} priority ticket: {summary}."),
+    };
     // What a real service makes new for every answer.
     let created = 1_700_000_000 + n as u64;
     let fingerprint = format!("fp_{n:04}");
+    let usage = (tokens(&prompt), tokens(&content));
+    if let Ok(mut log) = log.lock() {
+        log.push(Logged {
+            ticket: ticket.clone(),
+            kind,
+            usage: (with_usage && kind != Kind::OddUsage).then_some(usage),
+        });
+    }
+    if !behaviour.delay.is_zero() {
+        tokio::time::sleep(behaviour.delay).await;
+    }
+    if let Kind::Slow(wait) = kind {
+        tokio::time::sleep(wait).await;
+    }
+    let usage_json = match kind {
+        Kind::OddUsage => json!({"prompt_tokens": "many", "completion_tokens": [usage.1]}),
+        _ => {
+            json!({"prompt_tokens": usage.0, "completion_tokens": usage.1, "total_tokens": usage.0 + usage.1})
+        }
+    };
     let model = request["model"].as_str().unwrap_or("fake-model");
-    if request["stream"] == true {
+    if streamed {
         let size = match behaviour.piece {
             0 => content.len().div_ceil(3).max(1),
             n => n,
@@ -214,12 +312,29 @@ async fn answer(
             .map(|c| String::from_utf8_lossy(c).into_owned())
             .collect();
         let mut events = String::new();
+        // Asked for usage, every chunk says `"usage": null` and one more chunk, with no
+        // choice, carries it, as OpenAI streams it.
+        let chunk = |choices: Value, usage: Value| {
+            let mut c = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": created, "model": model, "system_fingerprint": fingerprint, "choices": choices});
+            if with_usage {
+                c["usage"] = usage;
+            }
+            format!("data: {c}\n\n")
+        };
         for piece in pieces {
-            let chunk = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": created, "model": model, "system_fingerprint": fingerprint, "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": null}]});
-            events.push_str(&format!("data: {chunk}\n\n"));
+            events.push_str(&chunk(
+                json!([{"index": 0, "delta": {"content": piece}, "finish_reason": null}]),
+                Value::Null,
+            ));
         }
-        let last = json!({"id": format!("chatcmpl-{n}"), "object": "chat.completion.chunk", "created": created, "model": model, "system_fingerprint": fingerprint, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-        events.push_str(&format!("data: {last}\n\ndata: [DONE]\n\n"));
+        events.push_str(&chunk(
+            json!([{"index": 0, "delta": {}, "finish_reason": "stop"}]),
+            Value::Null,
+        ));
+        if with_usage {
+            events.push_str(&chunk(json!([]), usage_json));
+        }
+        events.push_str("data: [DONE]\n\n");
         let mut response = Response::new(Full::new(Bytes::from(events)));
         response.headers_mut().insert(
             "content-type",
@@ -236,7 +351,7 @@ async fn answer(
             "model": model,
             "system_fingerprint": fingerprint,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+            "usage": usage_json
         }),
     )
 }

@@ -1,6 +1,7 @@
 //! The function's other calls: explore's cases and the fault trials' calls, on the run's
 //! runtime, up to the concurrency in flight, each under `timeout_s` and the grace a blocked
-//! function gets.
+//! function gets. A call under the `slow` fault gives its place to the next once the proxy
+//! holds its answer: it only waits on the agent's own patience.
 
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
@@ -9,10 +10,20 @@ use serde_json::Value;
 
 use super::run::{BLOCKED_GRACE, blocked, run_one};
 use crate::context::Functions;
+use crate::pass::Planted;
 use holon_core::gateway::{Answer, Ended, Pass, Reply, Status};
 use holon_runtime::Runner;
-use holon_upstream::fault::{Faulted, Plant};
+use holon_upstream::fault::Faulted;
 use holon_upstream::{Entered, Scope, Upstreams};
+
+/// A fault trial's call that could not be made.
+fn unplayed(why: &str) -> Faulted {
+    Faulted {
+        answer: Answer::Unreachable(why.to_string()),
+        played: false,
+        misses: Vec::new(),
+    }
+}
 
 /// The function's calls outside the examples' flight: its cases on the run's runtime, up to
 /// `concurrency` in flight, each under `timeout_s` and the grace a blocked function gets.
@@ -42,7 +53,7 @@ impl Cases {
 
     /// Several cases in flight together: the replies, in the inputs' order.
     pub(crate) fn all(&self, inputs: &[Value]) -> Vec<Reply> {
-        let (answers, entered) = self.run(inputs, Scope::Explore, None);
+        let (answers, entered) = self.run(inputs, Scope::Explore);
         answers
             .into_iter()
             .map(|answer| match &entered {
@@ -52,32 +63,128 @@ impl Cases {
             .collect()
     }
 
-    /// Example `scope`'s input with `plant` failing one of its upstream requests: a fault
-    /// trial's call.
-    pub(crate) fn faulted(&self, input: &Value, scope: Scope, plant: Plant) -> Faulted {
-        let (answers, entered) = self.run(std::slice::from_ref(input), scope, Some(plant));
-        let answer = answers.into_iter().next().unwrap_or(Answer::Unreachable(
-            "the function's worker could not run the call".into(),
-        ));
-        match entered {
-            Some(entered) => entered.faulted(answer),
-            None => Faulted {
-                answer,
-                played: false,
-                misses: Vec::new(),
-            },
+    /// The fault trials' calls, up to the concurrency in flight, each entered with its fault
+    /// on its own; `done` is given each one's end as it comes.
+    pub(crate) fn faulted_all(&self, calls: &[Planted], done: &(dyn Fn(usize, Faulted) + Sync)) {
+        let Some(runtime) = &self.runtime else {
+            for (i, _) in calls.iter().enumerate() {
+                done(i, unplayed("the function pass has no runtime"));
+            }
+            return;
+        };
+        let limit = self.runner.manifest().runtime.limits.timeout();
+        let (tx, rx) = mpsc::channel::<(usize, Faulted)>();
+        // Each call's start and its place on the upstreams: a call whose function blocks its
+        // thread is given up on from here, its place taken back.
+        type Place = Arc<Mutex<(Option<Instant>, Option<Entered>)>>;
+        let places: Vec<Place> = calls.iter().map(|_| Place::default()).collect();
+        let permits = Arc::new(tokio::sync::Semaphore::new(self.concurrency));
+        let (runner, upstreams) = (self.runner.clone(), self.upstreams.clone());
+        let (owned, shared) = (calls.to_vec(), places.clone());
+        runtime.spawn(async move {
+            for ((i, call), place) in owned.into_iter().enumerate().zip(shared) {
+                let Ok(permit) = permits.clone().acquire_owned().await else {
+                    break;
+                };
+                let (runner, upstreams, tx) = (runner.clone(), upstreams.clone(), tx.clone());
+                tokio::spawn(async move {
+                    let Planted {
+                        input,
+                        scope,
+                        plant,
+                    } = call;
+                    let inputs = std::slice::from_ref(&input);
+                    let entered = match &upstreams {
+                        Some(u) => Some(
+                            u.enter_with(Pass::Function, scope, inputs, Some(plant))
+                                .await,
+                        ),
+                        None => None,
+                    };
+                    let held = entered.as_ref().map(Entered::held);
+                    if let Ok(mut p) = place.lock() {
+                        *p = (Some(Instant::now()), entered);
+                    }
+                    let run = run_one(&runner, input);
+                    tokio::pin!(run);
+                    let mut permit = Some(permit);
+                    let held = async move {
+                        match held {
+                            Some(held) => held.await,
+                            None => std::future::pending().await,
+                        }
+                    };
+                    tokio::pin!(held);
+                    let answer = loop {
+                        tokio::select! {
+                            answer = &mut run => break answer,
+                            () = &mut held, if permit.is_some() => permit = None,
+                        }
+                    };
+                    drop(permit);
+                    // Given up on already when its place was taken back.
+                    let Some(entered) = place.lock().ok().and_then(|mut p| p.1.take()) else {
+                        if upstreams.is_none() {
+                            let _ = tx.send((i, unplayed("no upstream is declared")));
+                        }
+                        return;
+                    };
+                    let _ = tx.send((i, entered.faulted(Answer::from(answer))));
+                });
+            }
+        });
+        let mut left: Vec<bool> = vec![true; calls.len()];
+        let mut waiting = calls.len();
+        while waiting > 0 {
+            match rx.recv_timeout(Duration::from_millis(100)) {
+                Ok((i, faulted)) => {
+                    if let Some(open @ true) = left.get_mut(i) {
+                        *open = false;
+                        waiting -= 1;
+                        done(i, faulted);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let now = Instant::now();
+                    for (i, place) in places.iter().enumerate() {
+                        let Ok(mut p) = place.lock() else {
+                            continue;
+                        };
+                        let stuck =
+                            p.0.is_some_and(|s| now.duration_since(s) > limit + BLOCKED_GRACE);
+                        if let (true, Some(open @ true)) = (stuck, left.get_mut(i)) {
+                            let answer = Answer::from(Err(Ended::new(
+                                Status::Timeout,
+                                format!("{}; its thread is abandoned", blocked(limit)),
+                            )));
+                            let faulted = match p.1.take() {
+                                Some(entered) => entered.faulted(answer),
+                                None => Faulted {
+                                    answer,
+                                    played: false,
+                                    misses: Vec::new(),
+                                },
+                            };
+                            *open = false;
+                            waiting -= 1;
+                            done(i, faulted);
+                        }
+                    }
+                }
+            }
+        }
+        for (i, open) in left.iter().enumerate() {
+            if *open {
+                done(i, unplayed("the function's worker could not run the call"));
+            }
         }
     }
 
     /// Runs `inputs` as calls of `scope` (one turn on the upstreams for them all), up to the
     /// concurrency at once: their answers in order, and the turn, whose verdict is the
     /// caller's to read.
-    fn run(
-        &self,
-        inputs: &[Value],
-        scope: Scope,
-        plant: Option<Plant>,
-    ) -> (Vec<Answer>, Option<Entered>) {
+    fn run(&self, inputs: &[Value], scope: Scope) -> (Vec<Answer>, Option<Entered>) {
         let unrun = || Answer::Unreachable("the function's worker could not run the call".into());
         let Some(runtime) = &self.runtime else {
             let none = || Answer::Unreachable("the function pass has no runtime".into());
@@ -94,7 +201,8 @@ impl Cases {
             let inputs = inputs.to_vec();
             async move {
                 if let Some(u) = &upstreams {
-                    *turn.lock().await = Some(u.enter_with(Pass::Function, scope, plant).await);
+                    let entered = u.enter(Pass::Function, scope, &inputs).await;
+                    *turn.lock().await = Some(entered);
                 }
                 let mut tasks = tokio::task::JoinSet::new();
                 for (i, input) in inputs.into_iter().enumerate() {

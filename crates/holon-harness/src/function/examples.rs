@@ -1,29 +1,30 @@
-//! The function pass's example calls: queued in trial order, run on the run's runtime up to the
-//! concurrency at once, each answer put in its trial's slot; a call that timed out among others
-//! tried again alone, and a function that blocks its worker past `timeout_s` given up on.
+//! The function pass's example calls: each example's calls (one, or `--repeat`'s) queued in
+//! trial order, a round of every example at a time, run on the run's runtime up to the
+//! concurrency at once, each ending gathered for its trial (and, when this pass is measured,
+//! counted and written as a receipt); a call that timed out among others tried again alone
+//! (unless the run measures many calls, where each call is one receipt), and a function that
+//! blocks its worker past `timeout_s` given up on.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
-
-use serde_json::Value;
 
 use super::run::{
     BLOCKED_GRACE, PANICKED, blocked, harness_failed, is_timeout, not_retried, run_one,
 };
 use crate::context::Functions;
 use crate::error::NoAnswer;
-use crate::flight::{Crowded, Retries, Slots};
+use crate::flight::{Crowded, Gathered, Retries};
+use crate::measure::{CallEnd, Meter};
 use holon_core::gateway::{Answer, Ended, Pass, Status};
 use holon_runtime::Runner;
 use holon_upstream::{Entered, Scope, Upstreams};
 
-/// A call's end: the function's answer, or what kept it from being one (its upstream had no
-/// recording, the harness could not run it).
-type Called = Result<Result<Value, Ended>, NoAnswer>;
+/// One call: the example's place, and which of its calls (from 1).
+type Key = (usize, u32);
 
 /// The function pass's example calls: queued in trial order, run on the run's runtime,
-/// answered by slot.
+/// gathered by example.
 pub(crate) struct Flight {
     runner: Arc<Runner>,
     runtime: Option<Arc<Functions>>,
@@ -34,20 +35,21 @@ pub(crate) struct Flight {
     state: Mutex<State>,
     /// Wakes the dispatcher when a call ends or a new one is queued.
     changed: tokio::sync::Notify,
-    answers: Slots<Called>,
+    answers: Gathered,
     retries: Retries,
+    /// Whether a call that timed out among others is tried again alone.
+    retry: bool,
     upstreams: Option<Arc<Upstreams>>,
-    /// The first failure of a real upstream each example's call saw (live), for `--bless`.
-    upstream_failures: Mutex<HashMap<usize, String>>,
+    meter: Option<Arc<Meter>>,
 }
 
 #[derive(Default)]
 struct State {
     queued: Vec<bool>,
-    pending: VecDeque<usize>,
-    running: HashMap<usize, Running>,
+    pending: VecDeque<Key>,
+    running: HashMap<Key, Running>,
     /// Calls that timed out among others, to try again alone once the rest are done.
-    again: Vec<usize>,
+    again: Vec<Key>,
     /// One call at a time from now on: a call timed out among others.
     alone: bool,
     retrying: bool,
@@ -76,34 +78,46 @@ struct Running {
     /// upstreams).
     started: Option<Instant>,
     crowded: bool,
-    /// The call's turn on the upstreams, held here so that giving up on the call frees it.
+    /// The call's place on the upstreams, held here so that giving up on the call frees it.
     entered: Option<Entered>,
     /// A number that tells this run of the call from a later retry of it.
     attempt: u64,
 }
 
 enum Next {
-    Run(usize, u64),
+    Run(Key, u64),
     Wait,
     Stop,
 }
 
+/// How a [`Flight`] runs its calls.
+pub(crate) struct Shape {
+    /// Calls in flight at once.
+    pub concurrency: usize,
+    /// The workers of the runtime (libtest's `--test-threads`).
+    pub workers: usize,
+    /// The calls of each example, by place.
+    pub runs: Vec<u32>,
+    /// Whether a call that timed out among others is tried again alone.
+    pub retry: bool,
+}
+
 impl Flight {
-    /// The flight of `runner`'s example calls on `runtime`, `concurrency` at once on `workers`
-    /// workers, each entered on `upstreams`.
+    /// The flight of `runner`'s example calls on `runtime`, shaped by `shape`, each entered on
+    /// `upstreams` and, when this pass is measured, counted by `meter`.
     pub(crate) fn new(
         runner: Arc<Runner>,
         runtime: Option<Arc<Functions>>,
-        concurrency: usize,
-        workers: usize,
+        shape: Shape,
         upstreams: Option<Arc<Upstreams>>,
+        meter: Option<Arc<Meter>>,
     ) -> Flight {
         let examples = runner.manifest().examples.len();
         Flight {
             runner,
             runtime,
-            concurrency,
-            workers: workers.max(2),
+            concurrency: shape.concurrency,
+            workers: shape.workers.max(2),
             selected: OnceLock::new(),
             started: OnceLock::new(),
             state: Mutex::new(State {
@@ -111,10 +125,11 @@ impl Flight {
                 ..State::default()
             }),
             changed: tokio::sync::Notify::new(),
-            answers: Slots::new(examples),
+            answers: Gathered::new(shape.runs),
             retries: Retries::default(),
+            retry: shape.retry,
             upstreams,
-            upstream_failures: Mutex::new(HashMap::new()),
+            meter,
         }
     }
 
@@ -132,44 +147,52 @@ impl Flight {
         self.runner.manifest().runtime.limits.timeout()
     }
 
-    /// Example `index`'s answer, its call queued with the others when the first trial asked;
-    /// with the first failure of a real upstream the call saw.
-    pub(crate) fn answer_of(
-        self: &Arc<Self>,
-        index: usize,
-    ) -> Result<(Answer, Option<String>), NoAnswer> {
+    /// Example `index`'s calls as they ended, queued with the others when the first trial
+    /// asked.
+    pub(crate) fn ends_of(self: &Arc<Self>, index: usize) -> Result<Vec<CallEnd>, NoAnswer> {
         self.started.get_or_init(|| self.start());
-        // A trial outside the selection (there is none) queues its own call rather than wait
-        // for one that was never queued.
+        // A trial outside the selection (there is none) queues its own calls rather than wait
+        // for ones that were never queued.
         if let Ok(mut state) = self.state.lock()
             && let Some(queued @ false) = state.queued.get_mut(index)
         {
             *queued = true;
-            state.pending.push_front(index);
+            for run in (1..=self.answers.runs(index)).rev() {
+                state.pending.push_front((index, run));
+            }
             drop(state);
             self.changed.notify_one();
         }
-        let answer = self
-            .answers
-            .take(index)
-            .unwrap_or(Err(NoAnswer::Unanswered))?;
-        let failure = (self.upstream_failures.lock().ok()).and_then(|mut f| f.remove(&index));
-        Ok((Answer::from(answer), failure))
+        self.answers.take(index).ok_or(NoAnswer::Unanswered)
     }
 
     fn start(self: &Arc<Self>) {
         let all: Vec<usize> = (0..self.runner.manifest().examples.len()).collect();
         let order = self.selected.get().unwrap_or(&all);
+        let rounds = order
+            .iter()
+            .map(|i| self.answers.runs(*i))
+            .max()
+            .unwrap_or(0);
         if let Ok(mut state) = self.state.lock() {
             for &index in order {
                 if let Some(queued) = state.queued.get_mut(index) {
                     *queued = true;
-                    state.pending.push_back(index);
+                }
+            }
+            // A round of every example at a time: each gets its calls early, whatever the
+            // count.
+            for run in 1..=rounds {
+                for &index in order {
+                    if run <= self.answers.runs(index) {
+                        state.pending.push_back((index, run));
+                    }
                 }
             }
         }
         let Some(runtime) = &self.runtime else {
-            self.fail_all("the function pass has no runtime");
+            self.answers
+                .close(|| harness_failed("the function pass has no runtime"));
             return;
         };
         runtime.spawn(self.clone().dispatch());
@@ -177,16 +200,13 @@ impl Flight {
         let watching = std::thread::Builder::new()
             .name("holon-function-watch".into())
             .spawn(move || {
-                let _failed = me.answers.on_panic(|_| Err(harness_failed(PANICKED)));
+                let _failed = me.answers.on_panic(|| harness_failed(PANICKED));
                 me.clone().watch();
             });
         if let Err(e) = watching {
-            self.answers.close(|_| Err(NoAnswer::Thread(e.to_string())));
+            let why = e.to_string();
+            self.answers.close(|| NoAnswer::Thread(why.clone()));
         }
-    }
-
-    fn fail_all(&self, message: &str) {
-        self.answers.close(|_| Err(harness_failed(message)));
     }
 
     /// Starts the queued calls, as many at once as the concurrency allows.
@@ -198,8 +218,8 @@ impl Flight {
             changed.as_mut().enable();
             attempt += 1;
             match self.next(attempt) {
-                Next::Run(index, attempt) => {
-                    tokio::spawn(self.clone().call(index, attempt));
+                Next::Run(key, attempt) => {
+                    tokio::spawn(self.clone().call(key, attempt));
                 }
                 Next::Wait => changed.await,
                 Next::Stop => return,
@@ -213,19 +233,14 @@ impl Flight {
         };
         if state.blocked >= self.workers {
             // Every worker is held by a function that never returned: nothing else can run.
-            let mut stranded: Vec<usize> = state.pending.drain(..).collect();
+            let mut stranded: Vec<Key> = state.pending.drain(..).collect();
             stranded.append(&mut state.again);
-            for index in stranded {
-                self.answers.put(
-                    index,
-                    Ok(Err(Ended::new(
-                        Status::Timeout,
-                        format!(
-                            "not run: every worker of the function pass ({}) is held by a call that blocks its thread past `runtime.limits.timeout_s`",
-                            self.workers
-                        ),
-                    ))),
+            for key in stranded {
+                let why = format!(
+                    "not run: every worker of the function pass ({}) is held by a call that blocks its thread past `runtime.limits.timeout_s`",
+                    self.workers
                 );
+                self.end(key, Ok(Err(Ended::new(Status::Timeout, why))), None, None);
             }
             return Next::Stop;
         }
@@ -235,7 +250,7 @@ impl Flight {
             self.concurrency
         };
         if state.running.len() < limit
-            && let Some(index) = state.pending.pop_front()
+            && let Some(key) = state.pending.pop_front()
         {
             // Each call in flight now has company, the new one included: a call that started
             // alone may still wait on those that started after it.
@@ -244,7 +259,7 @@ impl Flight {
                 running.crowded = true;
             }
             state.running.insert(
-                index,
+                key,
                 Running {
                     started: None,
                     crowded,
@@ -252,7 +267,7 @@ impl Flight {
                     attempt,
                 },
             );
-            return Next::Run(index, attempt);
+            return Next::Run(key, attempt);
         }
         if state.done() {
             return Next::Stop;
@@ -260,17 +275,19 @@ impl Flight {
         Next::Wait
     }
 
-    async fn call(self: Arc<Self>, index: usize, attempt: u64) {
+    async fn call(self: Arc<Self>, key: Key, attempt: u64) {
+        let (index, _) = key;
         let Some(example) = self.runner.manifest().examples.get(index) else {
-            self.finish(index, attempt, Err(NoAnswer::NoExample(index)));
+            self.finish(key, attempt, Err(NoAnswer::NoExample(index)));
             return;
         };
         if let Some(upstreams) = &self.upstreams {
+            let scope = Scope::Example(example.name.clone());
             let entered = upstreams
-                .enter(Pass::Function, Scope::Example(example.name.clone()))
+                .enter(Pass::Function, scope, std::slice::from_ref(&example.input))
                 .await;
             match self.state.lock() {
-                Ok(mut state) => match state.running.get_mut(&index) {
+                Ok(mut state) => match state.running.get_mut(&key) {
                     Some(r) if r.attempt == attempt => r.entered = Some(entered),
                     _ => return,
                 },
@@ -278,63 +295,81 @@ impl Flight {
             }
         }
         if let Ok(mut state) = self.state.lock()
-            && let Some(r) = state.running.get_mut(&index)
+            && let Some(r) = state.running.get_mut(&key)
             && r.attempt == attempt
         {
             r.started = Some(Instant::now());
         }
         let answer = run_one(&self.runner, example.input.clone()).await;
-        self.finish(index, attempt, Ok(answer));
+        self.finish(key, attempt, Ok(answer));
     }
 
-    fn finish(&self, index: usize, attempt: u64, answer: Called) {
+    fn finish(
+        &self,
+        key: Key,
+        attempt: u64,
+        answer: Result<Result<serde_json::Value, Ended>, NoAnswer>,
+    ) {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
         // A call given up on that returned after all: its answer was given already.
-        if state
-            .running
-            .get(&index)
-            .is_none_or(|r| r.attempt != attempt)
-        {
+        if state.running.get(&key).is_none_or(|r| r.attempt != attempt) {
             return;
         }
-        let Some(running) = state.running.remove(&index) else {
+        let Some(running) = state.running.remove(&key) else {
             return;
         };
-        if let Some(why) = running.entered.as_ref().and_then(Entered::upstream_failure)
-            && let Ok(mut failures) = self.upstream_failures.lock()
-        {
-            failures.insert(index, why);
-        }
         let answer = match running.entered.as_ref().and_then(Entered::trouble) {
             Some(trouble) => Err(NoAnswer::Trouble(trouble)),
             None => answer,
         };
         let among_others = running.crowded || !state.running.is_empty();
-        drop(running);
         let timed_out = matches!(&answer, Ok(a) if is_timeout(a));
         if state.retrying {
             self.retries.record(Crowded::TimedOut, !timed_out);
-            self.answers.put(index, answer);
+            self.end(key, answer, running.started, running.entered.as_ref());
             if timed_out {
                 // Alone too: the function does not answer, and each call still to try again
                 // alone would only wait `timeout_s` once more.
-                for index in std::mem::take(&mut state.pending) {
+                for key in std::mem::take(&mut state.pending) {
                     self.retries.not_retried();
-                    self.answers.put(index, Ok(Err(not_retried(self.limit()))));
+                    self.end(key, Ok(Err(not_retried(self.limit()))), None, None);
                 }
             }
-        } else if timed_out && among_others {
+        } else if timed_out && among_others && self.retry {
             // It may have waited on the others (a lock, the CPU): alone it may pass.
             state.alone = true;
-            state.again.push(index);
+            state.again.push(key);
         } else {
-            self.answers.put(index, answer);
+            self.end(key, answer, running.started, running.entered.as_ref());
         }
+        drop(running);
         state.retry_when_idle();
         drop(state);
         self.changed.notify_one();
+    }
+
+    /// A call's end, gathered for its trial and counted by the meter: what it answered, since
+    /// when it ran, and what its upstream requests were answered.
+    fn end(
+        &self,
+        (index, run): Key,
+        answer: Result<Result<serde_json::Value, Ended>, NoAnswer>,
+        started: Option<Instant>,
+        entered: Option<&Entered>,
+    ) {
+        let end = CallEnd {
+            run,
+            answer: answer.map(Answer::from),
+            failure: entered.and_then(Entered::upstream_failure),
+            took: started.map(|s| s.elapsed()).unwrap_or_default(),
+            upstream: entered.map(Entered::used).unwrap_or_default(),
+        };
+        if let Some(meter) = &self.meter {
+            meter.ended(Pass::Function, index, &end);
+        }
+        self.answers.put(index, end);
     }
 
     /// Gives up on calls that have held their worker past `timeout_s` and a grace: their
@@ -351,26 +386,28 @@ impl Flight {
                 return;
             }
             let now = Instant::now();
-            let stuck: Vec<usize> = (state.running.iter())
+            let stuck: Vec<Key> = (state.running.iter())
                 .filter(|(_, r)| {
                     r.started
                         .is_some_and(|s| now.duration_since(s) > limit + BLOCKED_GRACE)
                 })
-                .map(|(index, _)| *index)
+                .map(|(key, _)| *key)
                 .collect();
-            for index in &stuck {
-                // Dropping the entry frees the call's turn on the upstreams.
-                state.running.remove(index);
+            for key in &stuck {
+                // Dropping the entry frees the call's place on the upstreams.
+                let Some(running) = state.running.remove(key) else {
+                    continue;
+                };
                 state.blocked += 1;
-                self.answers.put(
-                    *index,
-                    Ok(Err(Ended::new(
-                        Status::Timeout,
-                        format!(
-                            "{}; its thread is abandoned and the other trials go on",
-                            blocked(limit)
-                        ),
-                    ))),
+                let why = format!(
+                    "{}; its thread is abandoned and the other trials go on",
+                    blocked(limit)
+                );
+                self.end(
+                    *key,
+                    Ok(Err(Ended::new(Status::Timeout, why))),
+                    running.started,
+                    running.entered.as_ref(),
                 );
             }
             state.retry_when_idle();

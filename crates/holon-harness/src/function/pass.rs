@@ -6,14 +6,15 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::cases::Cases;
-use super::examples::Flight;
+use super::examples::{Flight, Shape};
 use crate::context::Run;
 use crate::error::NoAnswer;
-use crate::pass::Caller;
+use crate::measure::CallEnd;
+use crate::pass::{Caller, Planted};
 use holon_core::gateway::{Answer, Pass, Reply};
 use holon_runtime::{Agent, Runner};
-use holon_upstream::fault::{Faulted, Plant};
-use holon_upstream::{Mode, Scope};
+use holon_upstream::Mode;
+use holon_upstream::fault::Faulted;
 
 /// The function pass of one run: the agent function called in-process.
 pub(crate) struct FunctionPass {
@@ -27,20 +28,26 @@ impl FunctionPass {
     /// The pass of `agent` in `run`, on `workers` workers (libtest's `--test-threads`).
     pub(crate) fn new(run: &Run, agent: Arc<dyn Agent>, workers: usize) -> FunctionPass {
         let runner = Arc::new(Runner::new(run.manifest.clone(), agent));
-        // With recorded upstreams, one example call at a time: each upstream request is one
-        // call's.
+        // In a record run (and a live run that blesses), one example call at a time: each
+        // upstream request is then one call's for sure.
         let serial = run.upstreams.as_ref().is_some_and(|u| u.serial());
         let concurrency = if serial {
             1
         } else {
             run.settings.concurrency.max(1)
         };
+        let shape = Shape {
+            concurrency,
+            workers,
+            runs: run.plan.all_runs(Pass::Function),
+            retry: run.settings.retries(),
+        };
         let flight = Arc::new(Flight::new(
             runner.clone(),
             run.functions.clone(),
-            concurrency,
-            workers,
+            shape,
             run.upstreams.clone(),
+            run.meter.clone(),
         ));
         let cases = Cases::new(
             runner,
@@ -67,8 +74,8 @@ impl Caller for FunctionPass {
         Pass::Function
     }
 
-    fn answer_of(&self, index: usize) -> Result<(Answer, Option<String>), NoAnswer> {
-        self.flight.answer_of(index)
+    fn ends_of(&self, index: usize) -> Result<Vec<CallEnd>, NoAnswer> {
+        self.flight.ends_of(index)
     }
 
     fn live(&self) -> bool {
@@ -88,8 +95,8 @@ impl Caller for FunctionPass {
         self.cases.all(inputs)
     }
 
-    fn faulted(&self, input: &Value, scope: Scope, plant: Plant) -> Faulted {
-        self.cases.faulted(input, scope, plant)
+    fn faulted_all(&self, calls: &[Planted], done: &(dyn Fn(usize, Faulted) + Sync)) {
+        self.cases.faulted_all(calls, done)
     }
 
     fn retry_note(&self) -> Option<String> {

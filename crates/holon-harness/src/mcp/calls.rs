@@ -1,13 +1,14 @@
-//! The MCP pass's calls in one era: `tools/list` and every selected example's `tools/call`, sent
-//! ahead of the trials, up to N in flight at once, each answer put in its trial's slot; a call
-//! that got no answer in time (or no connection) among others tried again alone; and explore's
-//! and the fault trials' calls through the same client. In 2026-07-28 every result must carry
-//! its `resultType`, as the envelope rules say.
+//! The MCP pass's calls in one era: `tools/list` and every selected example's `tools/call` (one,
+//! or `--repeat`'s, a round of every example at a time), sent ahead of the trials, up to N in
+//! flight at once, each ending gathered for its trial (and, when this pass is measured, counted
+//! and written as a receipt); a call that got no answer in time (or no connection) among others
+//! tried again alone, unless the run measures many calls; and explore's and the fault trials'
+//! calls through the same client. In 2026-07-28 every result must carry its `resultType`, as
+//! the envelope rules say.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, PaginatedRequestParams, Tool};
 use rmcp::service::ServiceError;
@@ -17,11 +18,32 @@ use super::server::{Conn, Server, exited, exited_message};
 use super::words::{http_status, service_error};
 use crate::era::Era;
 use crate::error::{NoAnswer, ServerError, ToolsError};
-use crate::flight::{Crowded, Retries, Slots};
-use holon_core::gateway::{Answer, Pass, Reply};
+use crate::flight::{Crowded, Gathered, Retries, Slots};
+use crate::measure::{CallEnd, Meter};
+use crate::pass::Planted;
+use holon_core::gateway::{Answer, Pass, Reply, Status};
 use holon_core::manifest::Manifest;
-use holon_upstream::fault::{Faulted, Plant};
-use holon_upstream::{Scope, Upstreams};
+use holon_upstream::fault::Faulted;
+use holon_upstream::{Entered, Scope, Upstreams};
+
+/// How a pass's calls go out.
+pub(crate) struct Shape {
+    /// Calls in flight at once.
+    pub concurrency: usize,
+    /// The calls of each example, by place.
+    pub runs: Vec<u32>,
+    /// Whether a call that failed among others is tried again alone.
+    pub retry: bool,
+}
+
+/// A fault trial's call that could not be made.
+fn unplayed(answer: Answer) -> Faulted {
+    Faulted {
+        answer,
+        played: false,
+        misses: Vec::new(),
+    }
+}
 
 /// Extra time given to a call past `timeout_s`, so the server's own `timeout` answer arrives
 /// before the harness gives up on it: on loopback it takes milliseconds. (It was 2 s; every
@@ -41,8 +63,10 @@ pub(crate) struct Calls {
     list_tools: OnceLock<bool>,
     tools: Slots<Result<Vec<Tool>, ToolsError>>,
     flight: OnceLock<()>,
-    answers: Slots<Result<Answer, NoAnswer>>,
+    answers: Gathered,
     retries: Retries,
+    /// Whether a call that failed among others is tried again alone.
+    retry: bool,
     /// Held by a call tried again alone: the retries of the examples and explore's go one at
     /// a time.
     retrying: tokio::sync::Mutex<()>,
@@ -52,37 +76,37 @@ pub(crate) struct Calls {
     answered: AtomicBool,
     /// The upstreams the server is pointed at: none for a server already running.
     upstreams: Option<Arc<Upstreams>>,
-    /// The first failure of a real upstream each example's call saw (live), for `--bless`.
-    upstream_failures: Mutex<HashMap<usize, String>>,
+    meter: Option<Arc<Meter>>,
 }
 
 impl Calls {
-    /// The calls of a pass on `server` in its `slot`-th era, `concurrency` at a time, each
-    /// entered on `upstreams`.
+    /// The calls of a pass on `server` in its `slot`-th era, shaped by `shape`, each entered on
+    /// `upstreams` and, when this pass is measured, counted by `meter`.
     pub(crate) fn new(
         manifest: Arc<Manifest>,
         server: Arc<Server>,
         slot: usize,
-        concurrency: usize,
+        shape: Shape,
         upstreams: Option<Arc<Upstreams>>,
+        meter: Option<Arc<Meter>>,
     ) -> Calls {
-        let examples = manifest.examples.len();
         Calls {
             manifest,
             server,
             slot,
-            concurrency,
+            concurrency: shape.concurrency,
             selected: OnceLock::new(),
             list_tools: OnceLock::new(),
             tools: Slots::new(1),
             flight: OnceLock::new(),
-            answers: Slots::new(examples),
+            answers: Gathered::new(shape.runs),
             retries: Retries::default(),
+            retry: shape.retry,
             retrying: tokio::sync::Mutex::new(()),
             silent: AtomicBool::new(false),
             answered: AtomicBool::new(false),
             upstreams,
-            upstream_failures: Mutex::new(HashMap::new()),
+            meter,
         }
     }
 
@@ -120,12 +144,9 @@ impl Calls {
         self.tools.take(0).unwrap_or(Err(ToolsError::NotSent))
     }
 
-    /// Example `index`'s answer, its call made with the others when the first trial asked for
-    /// the server; with the first failure of a real upstream the call saw.
-    pub(crate) fn answer_of(
-        self: &Arc<Self>,
-        index: usize,
-    ) -> Result<(Answer, Option<String>), NoAnswer> {
+    /// Example `index`'s calls as they ended, made with the others when the first trial asked
+    /// for the server.
+    pub(crate) fn ends_of(self: &Arc<Self>, index: usize) -> Result<Vec<CallEnd>, NoAnswer> {
         self.conn()?;
         if self
             .selected
@@ -135,9 +156,7 @@ impl Calls {
             return Err(NoAnswer::FilteredOut);
         }
         self.flight.get_or_init(|| self.launch());
-        let got = self.answers.take(index).unwrap_or(Err(NoAnswer::NotMade))?;
-        let failure = (self.upstream_failures.lock().ok()).and_then(|mut f| f.remove(&index));
-        Ok((got, failure))
+        self.answers.take(index).ok_or(NoAnswer::NotMade)
     }
 
     /// One input through `tools/call` on the shared server, outside the example trials
@@ -150,7 +169,10 @@ impl Calls {
         };
         live.runtime.block_on(async {
             let entered = match &self.upstreams {
-                Some(u) => Some(u.enter(Pass::Mcp, Scope::Explore).await),
+                Some(u) => {
+                    let inputs = std::slice::from_ref(input);
+                    Some(u.enter(Pass::Mcp, Scope::Explore, inputs).await)
+                }
                 None => None,
             };
             let answer = self.send(input).await.0;
@@ -161,26 +183,77 @@ impl Calls {
         })
     }
 
-    /// Example `scope`'s input through the server with `plant` failing one of its upstream
-    /// requests: a fault trial's call.
-    pub(crate) fn faulted(&self, input: &Value, scope: Scope, plant: Plant) -> Faulted {
-        let unplayed = |answer| Faulted {
-            answer,
-            played: false,
-            misses: Vec::new(),
-        };
+    /// The fault trials' calls through the server, up to the concurrency in flight, each
+    /// entered with its fault on its own; a call whose answer the proxy holds back (`slow`)
+    /// gives its place to the next. `done` is given each one's end as it comes.
+    pub(crate) fn faulted_all(
+        self: &Arc<Self>,
+        calls: &[Planted],
+        done: &(dyn Fn(usize, Faulted) + Sync),
+    ) {
         let live = match self.conn() {
             Ok(live) => live,
-            Err(why) => return unplayed(Answer::Unreachable(why.to_string())),
+            Err(why) => {
+                for (i, _) in calls.iter().enumerate() {
+                    done(i, unplayed(Answer::Unreachable(why.to_string())));
+                }
+                return;
+            }
         };
         let Some(upstreams) = &self.upstreams else {
-            return unplayed(Answer::Unreachable("no upstream is declared".into()));
+            for (i, _) in calls.iter().enumerate() {
+                done(
+                    i,
+                    unplayed(Answer::Unreachable("no upstream is declared".into())),
+                );
+            }
+            return;
         };
-        live.runtime.block_on(async {
-            let entered = upstreams.enter_with(Pass::Mcp, scope, Some(plant)).await;
-            let answer = self.send(input).await.0;
-            entered.faulted(answer)
-        })
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, Faulted)>();
+        let permits = Arc::new(tokio::sync::Semaphore::new(self.concurrency.max(1)));
+        let (me, upstreams, owned) = (self.clone(), upstreams.clone(), calls.to_vec());
+        live.runtime.block_on(async move {
+            tokio::spawn(async move {
+                for (i, call) in owned.into_iter().enumerate() {
+                    let Ok(permit) = permits.clone().acquire_owned().await else {
+                        break;
+                    };
+                    let (me, upstreams, tx) = (me.clone(), upstreams.clone(), tx.clone());
+                    tokio::spawn(async move {
+                        let Planted {
+                            input,
+                            scope,
+                            plant,
+                        } = call;
+                        let inputs = std::slice::from_ref(&input);
+                        let entered = upstreams
+                            .enter_with(Pass::Mcp, scope, inputs, Some(plant))
+                            .await;
+                        let held = entered.held();
+                        tokio::pin!(held);
+                        let send = me.send(&input);
+                        tokio::pin!(send);
+                        let mut permit = Some(permit);
+                        let (answer, _) = loop {
+                            tokio::select! {
+                                sent = &mut send => break sent,
+                                () = &mut held, if permit.is_some() => permit = None,
+                            }
+                        };
+                        drop(permit);
+                        let _ = tx.send((i, entered.faulted(answer)));
+                    });
+                }
+            });
+            let mut left = calls.len();
+            while left > 0 {
+                let Some((i, faulted)) = rx.recv().await else {
+                    break;
+                };
+                left -= 1;
+                done(i, faulted);
+            }
+        });
     }
 
     /// Several inputs through `tools/call` at once, in flight together: the answers in the
@@ -199,7 +272,7 @@ impl Calls {
         live.runtime.block_on(async {
             // The batch is one turn on the upstreams: in record mode its requests are explore's.
             let entered = match &self.upstreams {
-                Some(u) => Some(u.enter(Pass::Mcp, Scope::Explore).await),
+                Some(u) => Some(u.enter(Pass::Mcp, Scope::Explore, inputs).await),
                 None => None,
             };
             let answers = self.together(inputs).await;
@@ -267,24 +340,25 @@ impl Calls {
                 // A panic here (a bug of the harness or the MCP client) must not leave the
                 // trials waiting for answers: it is on stderr, and each trial fails.
                 let _tools = me.tools.on_panic(|_| Err(ToolsError::NotSent));
-                let _answers = me.answers.on_panic(|_| Err(NoAnswer::Panicked));
+                let _answers = me.answers.on_panic(|| NoAnswer::Panicked);
                 if let Ok(live) = me.conn() {
                     live.runtime.block_on(me.clone().fly());
                 }
                 me.tools.close(|_| Err(ToolsError::NotSent));
-                me.answers.close(|_| Err(NoAnswer::RunEnded));
+                me.answers.close(|| NoAnswer::RunEnded);
             });
         if let Err(e) = spawned {
             let why = NoAnswer::Thread(e.to_string());
             self.tools.close(|_| Err(ToolsError::NotSent));
-            self.answers.close(|_| Err(why.clone()));
+            self.answers.close(|| why.clone());
         }
     }
 
-    /// Every selected call, up to `concurrency` in flight. A call that gets no answer in time,
-    /// or cannot reach the server, while others are in flight is tried again alone once the
-    /// rest are done: a server that takes one call at a time must not turn into false
-    /// failures. After the first such call, the rest go out one at a time.
+    /// Every selected call, up to `concurrency` in flight, a round of every example at a
+    /// time. A call that gets no answer in time, or cannot reach the server, while others are
+    /// in flight is tried again alone once the rest are done (unless the run measures many
+    /// calls, where each is one receipt): a server that takes one call at a time must not turn
+    /// into false failures. After the first such call, the rest go out one at a time.
     async fn fly(self: Arc<Self>) {
         if self.list_tools.get().copied().unwrap_or(true) {
             let tools = self.list_tools().await;
@@ -292,13 +366,27 @@ impl Calls {
         }
         let all: Vec<usize> = (0..self.manifest.examples.len()).collect();
         let order = self.selected.get().unwrap_or(&all).clone();
+        let rounds = order
+            .iter()
+            .map(|i| self.answers.runs(*i))
+            .max()
+            .unwrap_or(0);
+        let mut keys: Vec<(usize, u32)> = Vec::new();
+        for run in 1..=rounds {
+            keys.extend(
+                order
+                    .iter()
+                    .filter(|i| run <= self.answers.runs(**i))
+                    .map(|i| (*i, run)),
+            );
+        }
         let n = self.concurrency;
         let permits = Arc::new(tokio::sync::Semaphore::new(n));
         let alone = Arc::new(AtomicBool::new(false));
         let in_flight = Arc::new(AtomicUsize::new(0));
         let started = Arc::new(AtomicUsize::new(0));
         let mut calls = tokio::task::JoinSet::new();
-        for index in order {
+        for (index, run) in keys {
             let wanted = if alone.load(Ordering::Relaxed) { n } else { 1 };
             let Ok(permit) = permits.clone().acquire_many_owned(wanted as u32).await else {
                 break;
@@ -308,17 +396,17 @@ impl Calls {
             calls.spawn(async move {
                 let others = in_flight.fetch_add(1, Ordering::SeqCst);
                 let mine = started.fetch_add(1, Ordering::SeqCst);
-                let (answer, failed) = me.call_once(index).await;
+                let (end, failed) = me.call_once(index, run).await;
                 // Another call was in flight at some moment of this one: at its start, or it
                 // started later (a call that started alone may have waited on those).
                 let crowded = others > 0 || started.load(Ordering::SeqCst) > mine + 1;
                 in_flight.fetch_sub(1, Ordering::SeqCst);
                 drop(permit);
-                if let Some(why) = failed.filter(|_| crowded) {
+                if let Some(why) = failed.filter(|_| crowded && me.retry) {
                     alone.store(true, Ordering::Relaxed);
-                    return Some((index, why));
+                    return Some((index, run, why));
                 }
-                me.answers.put(index, answer);
+                me.ended(index, end);
                 None
             });
         }
@@ -328,11 +416,29 @@ impl Calls {
                 again.push(call);
             }
         }
-        again.sort_unstable_by_key(|(index, _)| *index);
-        for (index, why) in again {
-            let answer = self.again(why, self.call_once(index)).await;
-            self.answers.put(index, answer);
+        again.sort_unstable_by_key(|(index, run, _)| (*index, *run));
+        for (index, run, why) in again {
+            let mut kept = None;
+            let attempt = async {
+                let (end, failed) = self.call_once(index, run).await;
+                let answer = end.answer.clone();
+                kept = Some(end);
+                (answer, failed)
+            };
+            let answer = self.again(why, attempt).await;
+            let mut end = kept.unwrap_or_else(|| CallEnd::without(run, NoAnswer::NotMade));
+            end.answer = answer;
+            self.ended(index, end);
         }
+    }
+
+    /// A call of example `index` ended: counted when this pass is measured, and gathered for
+    /// its trial.
+    fn ended(&self, index: usize, end: CallEnd) {
+        if let Some(meter) = &self.meter {
+            meter.ended(Pass::Mcp, index, &end);
+        }
+        self.answers.put(index, end);
     }
 
     async fn list_tools(&self) -> Result<Vec<Tool>, ToolsError> {
@@ -408,31 +514,39 @@ impl Calls {
         })
     }
 
-    /// One example's `tools/call`, entered on the upstreams, and how it failed when the crowd
-    /// may be the cause (no answer in time, no connection), so that alone it could go through.
-    /// `Err` when the call's upstream requests went wrong on the harness's side (no
-    /// recording, the real service unreachable while recording).
-    async fn call_once(&self, index: usize) -> (Result<Answer, NoAnswer>, Option<Crowded>) {
+    /// One call of example `index` (its `run`-th), entered on the upstreams, as it ended, and
+    /// how it failed when the crowd may be the cause (no answer in time, no connection), so
+    /// that alone it could go through. Nothing to judge when the call's upstream requests went
+    /// wrong on the harness's side (no recording, the real service unreachable while
+    /// recording).
+    async fn call_once(&self, index: usize, run: u32) -> (CallEnd, Option<Crowded>) {
         let Some(example) = self.manifest.examples.get(index) else {
-            return (Err(NoAnswer::NoExample(index)), None);
+            return (CallEnd::without(run, NoAnswer::NoExample(index)), None);
         };
-        let Some(upstreams) = &self.upstreams else {
-            let (answer, failed) = self.send(&example.input).await;
-            return (Ok(answer), failed);
+        let entered = match &self.upstreams {
+            Some(upstreams) => {
+                let scope = Scope::Example(example.name.clone());
+                let inputs = std::slice::from_ref(&example.input);
+                Some(upstreams.enter(Pass::Mcp, scope, inputs).await)
+            }
+            None => None,
         };
-        let entered = upstreams
-            .enter(Pass::Mcp, Scope::Example(example.name.clone()))
-            .await;
+        let sent = Instant::now();
         let (answer, failed) = self.send(&example.input).await;
-        if let Some(why) = entered.upstream_failure()
-            && let Ok(mut failures) = self.upstream_failures.lock()
-        {
-            failures.insert(index, why);
-        }
-        match entered.reply(answer) {
-            Err(trouble) => (Err(NoAnswer::Trouble(trouble)), None),
-            Ok(answer) => (Ok(answer), failed),
-        }
+        let took = sent.elapsed();
+        let answer = match &entered {
+            Some(entered) => entered.reply(answer).map_err(NoAnswer::Trouble),
+            None => Ok(answer),
+        };
+        let failed = failed.filter(|_| answer.is_ok());
+        let end = CallEnd {
+            run,
+            answer,
+            failure: entered.as_ref().and_then(Entered::upstream_failure),
+            took,
+            upstream: entered.as_ref().map(Entered::used).unwrap_or_default(),
+        };
+        (end, failed)
     }
 
     /// One `tools/call` with `input` as its arguments.
@@ -475,11 +589,13 @@ impl Calls {
         }
         // `timeout_s` counts from when the call is sent. A call given up on is dropped, and
         // rmcp cancels a dropped call with `notifications/cancelled`, as MCP specifies.
+        let sent = Instant::now();
         let called = tokio::time::timeout(limit, live.client.call_tool(params)).await;
+        let late = sent.elapsed() > self.manifest.runtime.limits.timeout();
         if let Ok(Ok(_) | Err(ServiceError::McpError(_))) = &called {
             self.answered.store(true, Ordering::SeqCst);
         }
-        match called {
+        let (answer, crowded) = match called {
             Err(_) => (
                 Answer::Hung(self.manifest.runtime.limits.timeout_s),
                 Some(Crowded::TimedOut),
@@ -506,7 +622,18 @@ impl Calls {
                     }
                 }
             },
+        };
+        // An answer that came in the grace, past `timeout_s`, is one the gateway would have
+        // stopped the call before: a `timeout` (unless it says so itself, or is no answer).
+        let stopped = matches!(answer.status(self.manifest.gateway()), Status::Timeout)
+            || matches!(answer, Answer::Unreachable(_));
+        if late && !stopped {
+            return (
+                Answer::Hung(self.manifest.runtime.limits.timeout_s),
+                Some(Crowded::TimedOut),
+            );
         }
+        (answer, crowded)
     }
 }
 

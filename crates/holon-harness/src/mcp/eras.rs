@@ -138,7 +138,11 @@ pub(crate) fn open(era: Era, target: &Target<'_>, enveloped: bool, limit: Durati
         Ok(http) => http,
         Err(e) => return Opened::Denied(format!("could not be spoken to: {e}")),
     };
-    let mut config = StreamableHttpClientTransportConfig::with_uri(target.url.to_string());
+    // The harness bounds the calls in flight itself (`--concurrency`, where a fault call whose
+    // answer the proxy holds back gives its place to the next); rmcp's own bound (16 POSTs
+    // awaiting a JSON answer) would hold the rest back while their `timeout_s` runs.
+    let mut config = StreamableHttpClientTransportConfig::with_uri(target.url.to_string())
+        .max_concurrent_requests(usize::MAX);
     if enveloped && let Ok(version) = reqwest::header::HeaderValue::from_str(era.version()) {
         config.custom_headers.insert(
             reqwest::header::HeaderName::from_static("mcp-protocol-version"),

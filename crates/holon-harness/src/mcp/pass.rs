@@ -6,16 +6,17 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::calls::Calls;
+use super::calls::{Calls, Shape};
 use super::server::{Server, ServerAt};
 use super::tools::check_tools;
 use crate::context::Run;
 use crate::error::{NoAnswer, ServerError, ToolsError};
-use crate::pass::Caller;
-use holon_core::gateway::{Answer, Pass, Reply, Status};
+use crate::measure::CallEnd;
+use crate::pass::{Caller, Planted};
+use holon_core::gateway::{Pass, Reply, Status};
 use holon_core::manifest::Manifest;
-use holon_upstream::fault::{Faulted, Plant};
-use holon_upstream::{Mode, Scope};
+use holon_upstream::Mode;
+use holon_upstream::fault::Faulted;
 
 /// The MCP pass of one run in one era: its server, and the calls made to it in that era.
 pub(crate) struct McpPass {
@@ -53,19 +54,32 @@ impl McpPass {
             Some(u) => running || u.mode() == Mode::Live,
             None => false,
         };
-        // With recorded upstreams, one call at a time: each upstream request is one call's.
+        // In a record run (and a live run that blesses), one call at a time: each upstream
+        // request is then one call's for sure.
         let serial = upstreams.as_ref().is_some_and(|u| u.serial());
         let concurrency = if serial {
             1
         } else {
             run.settings.concurrency.max(1)
         };
+        // The newest era is the one measured (`--repeat`, the meter); a second era's trials
+        // call each example once, for what it answers in that era.
+        let measured = slot == 0;
+        let shape = Shape {
+            concurrency,
+            runs: match measured {
+                true => run.plan.all_runs(Pass::Mcp),
+                false => vec![1; manifest.examples.len()],
+            },
+            retry: run.settings.retries(),
+        };
         let calls = Arc::new(Calls::new(
             manifest.clone(),
             server.clone(),
             slot,
-            concurrency,
+            shape,
             upstreams,
+            run.meter.clone().filter(|_| measured),
         ));
         McpPass {
             manifest,
@@ -115,8 +129,8 @@ impl Caller for McpPass {
         Pass::Mcp
     }
 
-    fn answer_of(&self, index: usize) -> Result<(Answer, Option<String>), NoAnswer> {
-        self.calls.answer_of(index)
+    fn ends_of(&self, index: usize) -> Result<Vec<CallEnd>, NoAnswer> {
+        self.calls.ends_of(index)
     }
 
     fn live(&self) -> bool {
@@ -131,8 +145,8 @@ impl Caller for McpPass {
         self.calls.all(inputs)
     }
 
-    fn faulted(&self, input: &Value, scope: Scope, plant: Plant) -> Faulted {
-        self.calls.faulted(input, scope, plant)
+    fn faulted_all(&self, calls: &[Planted], done: &(dyn Fn(usize, Faulted) + Sync)) {
+        self.calls.faulted_all(calls, done)
     }
 
     /// The server answered none of this run's calls in time, and a call tried alone got no

@@ -2,6 +2,10 @@
 //! an OpenAI-compatible chat model, streamed, through one `reqwest::Client` kept for the
 //! process. The model's base URL comes from `OPENAI_BASE_URL` (default OpenAI's), its key from
 //! `OPENAI_API_KEY`: under `cargo holon-test` the first points at the harness's recordings.
+//!
+//! The stream asks for its usage (`stream_options.include_usage`), so a measured run
+//! (`cargo holon-test --upstream live --repeat 20`) knows the tokens each call spends and, with
+//! the prices in `holon-test.toml`, what a success costs upstream against what it pays.
 
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -64,6 +68,7 @@ pub async fn run(input: Input, ctx: Ctx) -> Result<Output, Failure> {
     let request = json!({
         "model": "gpt-4o-mini",
         "stream": true,
+        "stream_options": {"include_usage": true},
         "temperature": 0,
         "messages": [
             {"role": "system", "content": PROMPT},

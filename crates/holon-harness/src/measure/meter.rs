@@ -1,0 +1,169 @@
+//! The meter a measured run's calls go through: each call of the measured pass is counted and
+//! written as a receipt as it ends; after the run (or on Ctrl-C, with what ran so far) the
+//! report is printed and `--min-success-rate` judged. What it prints or writes is scrubbed of
+//! the run's secrets, as every other output of the run is.
+
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::ended::CallEnd;
+use super::receipts::Receipts;
+use super::tally::{Context, Tally, percent};
+use crate::error::ReceiptsError;
+use holon_core::config::TokenPrice;
+use holon_core::gateway::Pass;
+use holon_core::manifest::Manifest;
+use holon_core::secrets::Secrets;
+
+/// The meter of one run.
+pub(crate) struct Meter {
+    manifest: Arc<Manifest>,
+    /// The pass measured.
+    pass: Pass,
+    /// The report's first line, less the count of calls.
+    head: String,
+    /// The calls planned.
+    planned: usize,
+    /// What `--max-calls` left out, a line each.
+    left_out: Vec<String>,
+    prices: Vec<(String, Option<TokenPrice>)>,
+    tally: Mutex<Tally>,
+    receipts: Option<Receipts>,
+    /// The values of the run's secrets, which the report and the receipts never hold.
+    secrets: Secrets,
+    /// Set by a signal: no call is counted from then on.
+    frozen: AtomicBool,
+}
+
+/// What a meter is made of.
+pub(crate) struct Setup {
+    /// The manifest measured.
+    pub manifest: Arc<Manifest>,
+    /// The pass measured.
+    pub pass: Pass,
+    /// The report's first line (`the mcp pass, live upstreams, ...`).
+    pub head: String,
+    /// The calls planned on the measured pass.
+    pub planned: usize,
+    /// What `--max-calls` left out, a line each.
+    pub left_out: Vec<String>,
+    /// Each upstream declared, with its price.
+    pub prices: Vec<(String, Option<TokenPrice>)>,
+    /// The receipts file, already created.
+    pub receipts: Option<Receipts>,
+    /// The values of the run's secrets, scrubbed out of the report and the receipts.
+    pub secrets: Secrets,
+}
+
+impl Meter {
+    /// A meter with no call counted yet.
+    pub(crate) fn new(setup: Setup) -> Meter {
+        Meter {
+            tally: Mutex::new(Tally::new(setup.manifest.examples.len())),
+            manifest: setup.manifest,
+            pass: setup.pass,
+            head: setup.head,
+            planned: setup.planned,
+            left_out: setup.left_out,
+            prices: setup.prices,
+            receipts: setup.receipts,
+            secrets: setup.secrets,
+            frozen: AtomicBool::new(false),
+        }
+    }
+
+    /// A call of example `index` on `pass` ended: counted, and its receipt written, when
+    /// `pass` is the one measured.
+    pub(crate) fn ended(&self, pass: Pass, index: usize, end: &CallEnd) {
+        if pass != self.pass || self.frozen.load(Ordering::SeqCst) {
+            return;
+        }
+        let name = self
+            .manifest
+            .examples
+            .get(index)
+            .map_or("", |e| e.name.as_str());
+        if let Some(receipts) = &self.receipts {
+            receipts.write(&self.manifest, name, end, &self.secrets);
+        }
+        if let Ok(mut tally) = self.tally.lock() {
+            tally.add(&self.manifest, index, end);
+        }
+    }
+
+    fn context(&self) -> Context<'_> {
+        Context {
+            manifest: &self.manifest,
+            prices: &self.prices,
+        }
+    }
+
+    /// The report of the calls counted.
+    pub(crate) fn report(&self) -> String {
+        let Ok(tally) = self.tally.lock() else {
+            return String::new();
+        };
+        let head = if tally.calls() < self.planned {
+            format!(
+                "{}; {} of the {} calls planned ended",
+                self.head,
+                tally.calls(),
+                self.planned
+            )
+        } else {
+            self.head.clone()
+        };
+        let mut report = tally.report(&self.context(), &head);
+        for line in &self.left_out {
+            report.push_str(&format!("measure: not run (`--max-calls`): {line}\n"));
+        }
+        self.secrets.scrub(&report).into_owned()
+    }
+
+    /// A signal is ending the run: nothing more is counted or written (a receipt being
+    /// written is finished first), and the report of what ran is printed.
+    pub(crate) fn interrupted(&self) {
+        self.frozen.store(true, Ordering::SeqCst);
+        if let Some(receipts) = &self.receipts {
+            receipts.close();
+        }
+        eprint!(
+            "\n{}",
+            self.report()
+                .replacen("measure: ", "measure (interrupted): ", 1)
+        );
+    }
+
+    /// `--min-success-rate`'s verdict: `None` when the measured rate is at least `min`, else
+    /// why not, naming the examples that pulled it down.
+    pub(crate) fn below(&self, min: f64) -> Option<String> {
+        let tally = self.tally.lock().ok()?;
+        let (rate, low) = tally.below(&self.context(), min);
+        let wanted = format!("`--min-success-rate {min}` ({})", percent(min));
+        match rate {
+            Some(rate) if rate >= min => None,
+            Some(rate) => {
+                let mut why = format!(
+                    "the measured success rate {} is below {wanted}",
+                    percent(rate)
+                );
+                if !low.is_empty() {
+                    why.push_str(&format!(
+                        "; the examples that pulled it down: {}",
+                        low.join(", ")
+                    ));
+                }
+                Some(self.secrets.scrub(&why).into_owned())
+            }
+            None => Some(format!(
+                "{wanted}: no call counted toward the success rate (each ended in a declared failure, or was not judged), so it was not measured"
+            )),
+        }
+    }
+
+    /// The first receipt that could not be written, if one could not.
+    pub(crate) fn receipts_failure(&self) -> Option<ReceiptsError> {
+        self.receipts.as_ref().and_then(Receipts::failure)
+    }
+}

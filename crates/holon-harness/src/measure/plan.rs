@@ -1,0 +1,288 @@
+//! How many calls a run makes, decided before the first: the measured pass (the MCP server,
+//! which the gateway calls, unless its trials do not run) calls each example `--repeat` times,
+//! the other pass once; with `--max-calls`, the calls are dealt out under the budget, the other
+//! pass's first (one each), then the measured pass's a round at a time (so every example gets
+//! its share), then explore's cases; what does not fit is not run, and said.
+
+use crate::settings::Settings;
+use holon_core::gateway::Pass;
+use holon_upstream::{Mode, Upstreams};
+
+/// The calls a run makes, per pass and example, and what the budget left out.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Plan {
+    /// The pass measured (`None` when no example trial runs).
+    pub measured: Option<Pass>,
+    /// Calls of each example on the function pass, by the example's place.
+    function: Vec<u32>,
+    /// Calls of each example on the MCP pass, by the example's place.
+    mcp: Vec<u32>,
+    /// Cases for each explore trial, once the budget is dealt.
+    pub explore_cases: u32,
+    /// What the budget left out, a line each.
+    pub left_out: Vec<String>,
+}
+
+/// What a plan is made from.
+pub(crate) struct Asked<'a> {
+    /// The examples' names.
+    pub names: &'a [String],
+    /// The examples whose `function::` trial runs (`None`: no function pass).
+    pub function: Option<&'a [usize]>,
+    /// The examples whose `mcp::` trial runs (`None`: no MCP pass).
+    pub mcp: Option<&'a [usize]>,
+    /// How many times the measured pass calls each example (`--repeat`).
+    pub repeat: u32,
+    /// The most calls the run may make to the agent (`--max-calls`).
+    pub max_calls: Option<u64>,
+    /// Explore's cases per trial, and how many explore trials run.
+    pub explore: (u32, u32),
+}
+
+impl Plan {
+    /// The plan of a run asked `asked`.
+    pub(crate) fn new(asked: &Asked<'_>) -> Plan {
+        let n = asked.names.len();
+        let measured = match (
+            asked.mcp.filter(|s| !s.is_empty()),
+            asked.function.filter(|s| !s.is_empty()),
+        ) {
+            (Some(_), _) => Some(Pass::Mcp),
+            (None, Some(_)) => Some(Pass::Function),
+            (None, None) => None,
+        };
+        let mut plan = Plan {
+            measured,
+            function: vec![0; n],
+            mcp: vec![0; n],
+            explore_cases: asked.explore.0,
+            left_out: Vec::new(),
+        };
+        let mut budget = Budget {
+            left: asked.max_calls.unwrap_or(u64::MAX),
+            planned: 0,
+            made: 0,
+        };
+        // The pass that is not measured calls each example once, first; then the measured
+        // pass, a round of every example at a time.
+        let order = [Pass::Function, Pass::Mcp]
+            .into_iter()
+            .filter(|p| Some(*p) != measured);
+        for pass in order.chain(measured) {
+            let rounds = if Some(pass) == measured {
+                asked.repeat
+            } else {
+                1
+            };
+            for _ in 0..rounds {
+                for &index in asked.selected(pass) {
+                    if let Some(calls) = plan.runs_mut(pass).get_mut(index) {
+                        budget.take(calls);
+                    }
+                }
+            }
+        }
+        if asked.max_calls.is_none() {
+            return plan;
+        }
+        if budget.made < budget.planned {
+            plan.note_examples(asked, budget.made, budget.planned);
+        }
+        let (cases, trials) = asked.explore;
+        if trials > 0 && cases > 0 {
+            let each = (budget.left / u64::from(trials)).min(u64::from(cases)) as u32;
+            plan.explore_cases = each;
+            if each < cases {
+                plan.left_out.push(match each {
+                    0 => format!("explore: off, no call left for its {cases} cases a trial"),
+                    _ => format!("explore: {each} cases a trial instead of {cases}"),
+                });
+            }
+        }
+        plan
+    }
+
+    fn runs_mut(&mut self, pass: Pass) -> &mut Vec<u32> {
+        match pass {
+            Pass::Function => &mut self.function,
+            Pass::Mcp => &mut self.mcp,
+        }
+    }
+
+    /// How many times `pass` calls example `index`.
+    pub(crate) fn runs(&self, pass: Pass, index: usize) -> u32 {
+        let runs = match pass {
+            Pass::Function => &self.function,
+            Pass::Mcp => &self.mcp,
+        };
+        runs.get(index).copied().unwrap_or(0)
+    }
+
+    /// Every example's calls on `pass`, by place.
+    pub(crate) fn all_runs(&self, pass: Pass) -> Vec<u32> {
+        match pass {
+            Pass::Function => self.function.clone(),
+            Pass::Mcp => self.mcp.clone(),
+        }
+    }
+
+    /// The measurement report's first line: which pass, how many calls, where the upstreams
+    /// answer from, how many calls at once.
+    pub(crate) fn head(
+        &self,
+        pass: Pass,
+        settings: &Settings,
+        upstreams: Option<&Upstreams>,
+    ) -> String {
+        let runs = self.all_runs(pass);
+        let examples = runs.iter().filter(|n| **n > 0).count();
+        let calls: u32 = runs.iter().sum();
+        let upstream = match upstreams.map(Upstreams::mode) {
+            Some(Mode::Live) => "upstreams live",
+            Some(Mode::Replay) => "upstreams replayed",
+            Some(Mode::Record) => "upstreams recorded",
+            None => "no upstream declared",
+        };
+        let at_once = match upstreams.is_some_and(Upstreams::serial) {
+            true => 1,
+            false => settings.concurrency,
+        };
+        format!(
+            "the `{}` pass, {examples} example{}, {calls} call{} (`--repeat {}`), {upstream}, up to {at_once} in flight",
+            pass.name(),
+            if examples == 1 { "" } else { "s" },
+            if calls == 1 { "" } else { "s" },
+            settings.repeat.unwrap_or(1)
+        )
+    }
+
+    /// The line on the example calls the budget left out.
+    fn note_examples(&mut self, asked: &Asked<'_>, made: u64, planned: u64) {
+        let mut short = Vec::new();
+        for pass in [Pass::Function, Pass::Mcp] {
+            let want = if Some(pass) == self.measured {
+                asked.repeat
+            } else {
+                1
+            };
+            for &index in asked.selected(pass) {
+                let got = self.runs(pass, index);
+                if got < want {
+                    let name = asked.names.get(index).map_or("", String::as_str);
+                    short.push(format!("`{}::{name}` {got} of {want}", pass.name()));
+                }
+            }
+        }
+        self.left_out.push(format!(
+            "{made} of the {planned} example calls planned are made: {}",
+            short.join(", ")
+        ));
+    }
+}
+
+impl Asked<'_> {
+    /// The examples whose trial of `pass` runs.
+    fn selected(&self, pass: Pass) -> &[usize] {
+        match pass {
+            Pass::Function => self.function,
+            Pass::Mcp => self.mcp,
+        }
+        .unwrap_or_default()
+    }
+}
+
+/// `--max-calls` as the plan deals it out.
+struct Budget {
+    left: u64,
+    planned: u64,
+    made: u64,
+}
+
+impl Budget {
+    /// One more call planned for an example whose count is `calls`: made while any is left.
+    fn take(&mut self, calls: &mut u32) {
+        self.planned += 1;
+        if self.left > 0 {
+            self.left -= 1;
+            self.made += 1;
+            *calls += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("e{i}")).collect()
+    }
+
+    #[test]
+    fn the_server_is_measured_and_the_function_calls_each_example_once() {
+        let names = names(3);
+        let all = [0, 1, 2];
+        let plan = Plan::new(&Asked {
+            names: &names,
+            function: Some(&all),
+            mcp: Some(&all),
+            repeat: 20,
+            max_calls: None,
+            explore: (100, 2),
+        });
+        assert_eq!(plan.measured, Some(Pass::Mcp));
+        assert_eq!(plan.all_runs(Pass::Mcp), [20, 20, 20]);
+        assert_eq!(plan.all_runs(Pass::Function), [1, 1, 1]);
+        assert_eq!(plan.explore_cases, 100);
+        assert!(plan.left_out.is_empty());
+        // `-- function::`: the function is what runs, so it is measured.
+        let plan = Plan::new(&Asked {
+            names: &names,
+            function: Some(&all),
+            mcp: Some(&[]),
+            repeat: 5,
+            max_calls: None,
+            explore: (0, 0),
+        });
+        assert_eq!(plan.measured, Some(Pass::Function));
+        assert_eq!(plan.all_runs(Pass::Function), [5, 5, 5]);
+        assert_eq!(plan.all_runs(Pass::Mcp), [0, 0, 0]);
+    }
+
+    #[test]
+    fn the_budget_goes_a_round_at_a_time_and_says_what_it_left_out() {
+        let names = names(3);
+        let all = [0, 1, 2];
+        let plan = Plan::new(&Asked {
+            names: &names,
+            function: Some(&all),
+            mcp: Some(&all),
+            repeat: 20,
+            max_calls: Some(50),
+            explore: (100, 2),
+        });
+        // 3 for the function pass, then 47 in rounds of 3: 16, 16, 15.
+        assert_eq!(plan.all_runs(Pass::Function), [1, 1, 1]);
+        assert_eq!(plan.all_runs(Pass::Mcp), [16, 16, 15]);
+        assert_eq!(plan.explore_cases, 0);
+        assert_eq!(
+            plan.left_out,
+            [
+                "50 of the 63 example calls planned are made: `mcp::e0` 16 of 20, `mcp::e1` 16 of 20, `mcp::e2` 15 of 20",
+                "explore: off, no call left for its 100 cases a trial",
+            ]
+        );
+        // Room for every example call and some of explore's.
+        let plan = Plan::new(&Asked {
+            names: &names,
+            function: None,
+            mcp: Some(&all),
+            repeat: 2,
+            max_calls: Some(26),
+            explore: (100, 1),
+        });
+        assert_eq!(plan.all_runs(Pass::Mcp), [2, 2, 2]);
+        assert_eq!(plan.explore_cases, 20);
+        assert_eq!(plan.left_out, ["explore: 20 cases a trial instead of 100"]);
+    }
+}

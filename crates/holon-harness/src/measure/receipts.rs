@@ -1,0 +1,114 @@
+//! `--receipts PATH`: one JSON line per measured call, written as the call ends, so an author
+//! can plot a run or diff two: `{"example", "run", "status", "billed", "ms", "upstream":
+//! [{"name", "status", "input_tokens", "output_tokens"}]}`, `null` where a thing is unknown.
+//! Each line goes out whole in one write under a lock, and a signal closes the file under that
+//! lock: an interrupted run leaves whole lines. A line holds no value of the run's secrets.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use super::ended::{CallEnd, billed};
+use crate::error::ReceiptsError;
+use holon_core::manifest::Manifest;
+use holon_core::secrets::Secrets;
+
+/// The receipts file of a run.
+pub(crate) struct Receipts {
+    path: PathBuf,
+    /// `None` once closed: no line is written after a signal.
+    file: Mutex<Option<File>>,
+    /// The first write that failed, said after the run.
+    failed: Mutex<Option<ReceiptsError>>,
+}
+
+impl Receipts {
+    /// Creates (or empties) the file at `path`, its folder made if missing: before any call, so
+    /// a file that cannot be written stops the run with the reason.
+    pub(crate) fn create(path: &Path) -> Result<Receipts, ReceiptsError> {
+        let refuse = |e: std::io::Error| ReceiptsError::Create {
+            path: path.to_path_buf(),
+            why: e.to_string(),
+        };
+        if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(folder).map_err(refuse)?;
+        }
+        let file = File::create(path).map_err(refuse)?;
+        Ok(Receipts {
+            path: path.to_path_buf(),
+            file: Mutex::new(Some(file)),
+            failed: Mutex::new(None),
+        })
+    }
+
+    /// Writes the receipt of `end`, a call of example `name`, scrubbed of `secrets`.
+    pub(crate) fn write(&self, manifest: &Manifest, name: &str, end: &CallEnd, secrets: &Secrets) {
+        let mut text = receipt(manifest, name, end, secrets).to_string();
+        text.push('\n');
+        let Ok(mut file) = self.file.lock() else {
+            return;
+        };
+        let Some(open) = file.as_mut() else {
+            return;
+        };
+        if let Err(e) = open.write_all(text.as_bytes()) {
+            // One failure is said; the file is given up on, so no half line follows it.
+            *file = None;
+            if let Ok(mut failed) = self.failed.lock() {
+                failed.get_or_insert(ReceiptsError::Write {
+                    path: self.path.clone(),
+                    why: e.to_string(),
+                });
+            }
+        }
+    }
+
+    /// No line is written from now on (a signal is ending the run); a line being written is
+    /// finished first.
+    pub(crate) fn close(&self) {
+        if let Ok(mut file) = self.file.lock() {
+            *file = None;
+        }
+    }
+
+    /// The first write that failed, if one did.
+    pub(crate) fn failure(&self) -> Option<ReceiptsError> {
+        self.failed.lock().ok().and_then(|f| f.clone())
+    }
+}
+
+/// The receipt of one call, as a JSON object in a fixed key order; the one text in it that
+/// comes from the call (why it was not judged) scrubbed of `secrets`.
+pub(crate) fn receipt(manifest: &Manifest, name: &str, end: &CallEnd, secrets: &Secrets) -> Value {
+    let status = end.status(manifest.gateway());
+    let upstream: Vec<Value> = (end.upstream.iter())
+        .map(|u| {
+            json!({
+                "name": u.upstream,
+                "status": u.status,
+                "input_tokens": u.tokens.input,
+                "output_tokens": u.tokens.output,
+            })
+        })
+        .collect();
+    let mut line = json!({
+        "example": name,
+        "run": end.run,
+        "status": status.as_ref().map(|s| s.code().to_string()),
+        "billed": status.as_ref().is_some_and(|s| billed(manifest, s)),
+        "ms": end.took.as_millis() as u64,
+        "upstream": upstream,
+    });
+    if let (Err(why), Value::Object(map)) = (&end.answer, &mut line) {
+        let why = why.to_string();
+        let first = why.lines().next().unwrap_or_default();
+        map.insert(
+            "not_judged".into(),
+            Value::String(secrets.scrub(first).into_owned()),
+        );
+    }
+    line
+}
