@@ -144,6 +144,20 @@ fn run(agent: &Path, model: &FakeModel, args: &[&str]) -> Output {
     command(agent, model, args).output_within(RUN_LIMIT)
 }
 
+/// A live run of each example `repeat` times, its receipts written to `receipts`.
+fn live(agent: &Path, model: &FakeModel, repeat: &str, receipts: &Path) -> Output {
+    let path = receipts.display().to_string();
+    let args = [
+        "--upstream",
+        "live",
+        "--repeat",
+        repeat,
+        "--receipts",
+        &path,
+    ];
+    run(agent, model, &args)
+}
+
 /// Every line of a receipts file, each one whole JSON.
 fn receipts(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).expect("the receipts");
@@ -173,19 +187,7 @@ fn the_receipts_count_each_call_as_the_model_answered_it_and_the_gate_works_both
     let agent = agent(dir.path(), &examples);
     let model = model(mix());
     let path = dir.path().join("out/receipts.jsonl");
-    let receipts_arg = path.display().to_string();
-    let out = run(
-        &agent,
-        &model,
-        &[
-            "--upstream",
-            "live",
-            "--repeat",
-            "5",
-            "--receipts",
-            &receipts_arg,
-        ],
-    );
+    let out = live(&agent, &model, "5", &path);
     let all = text(&out);
     // Without `--min-success-rate` every call must end in a success or a declared failure:
     // the invalid outputs and the timeouts fail their trials.
@@ -432,19 +434,7 @@ fn an_upstream_whose_usage_is_not_a_number_leaves_the_tokens_unknown() {
     let agent = agent(dir.path(), &[("a valid answer", EXAMPLES[0].1)]);
     let model = model(Mix::Cycle(vec![Kind::OddUsage]));
     let path = dir.path().join("receipts.jsonl");
-    let receipts_arg = path.display().to_string();
-    let out = run(
-        &agent,
-        &model,
-        &[
-            "--upstream",
-            "live",
-            "--repeat",
-            "3",
-            "--receipts",
-            &receipts_arg,
-        ],
-    );
+    let out = live(&agent, &model, "3", &path);
     let all = text(&out);
     assert_eq!(out.status.code(), Some(0), "{all}");
     let lines = receipts(&path);
@@ -619,19 +609,7 @@ fn an_answer_that_comes_after_timeout_s_is_a_timeout_as_at_the_gateway() {
     // gateway would have stopped the call.
     let model = model(Mix::Cycle(vec![Kind::Slow(Duration::from_secs(2))]));
     let path = dir.path().join("receipts.jsonl");
-    let receipts_arg = path.display().to_string();
-    let out = run(
-        &agent,
-        &model,
-        &[
-            "--upstream",
-            "live",
-            "--repeat",
-            "2",
-            "--receipts",
-            &receipts_arg,
-        ],
-    );
+    let out = live(&agent, &model, "2", &path);
     let all = text(&out);
     assert_eq!(out.status.code(), Some(101), "{all}");
     assert_eq!(model.requests(), 2, "{all}");
@@ -667,19 +645,7 @@ fn the_calls_of_one_example_each_get_the_answer_they_waited_for() {
         Kind::Valid,
     ]));
     let path = dir.path().join("receipts.jsonl");
-    let receipts_arg = path.display().to_string();
-    let out = run(
-        &agent,
-        &model,
-        &[
-            "--upstream",
-            "live",
-            "--repeat",
-            "8",
-            "--receipts",
-            &receipts_arg,
-        ],
-    );
+    let out = live(&agent, &model, "8", &path);
     let all = text(&out);
     assert_eq!(out.status.code(), Some(0), "{all}");
     let log = model.log();
