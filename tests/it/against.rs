@@ -493,14 +493,23 @@ fn an_input_pattern_added_or_changed_is_major_and_removed_is_minor() {
         "minLength: 1, maxLength: 100, pattern: \"^[^<]*$\", description",
     )]);
     compared.needs("major");
-    compared.only("major", "/interface/input/properties/text/pattern");
+    let added = compared.only("major", "/interface/input/properties/text/pattern");
+    assert!(
+        added.starts_with("`pattern: \"^[^<]*$\"` added to `interface.input.properties.text`"),
+        "{added}"
+    );
     let label = "pattern: \"^[a-z]+$\"";
     let compared = changed(&[(label, "pattern: \"^[a-z0-9]+$\"")]);
     compared.needs("major");
     compared.only("major", "/interface/input/$defs/label/pattern");
     let compared = changed(&[(&format!("{label}, "), "")]);
     compared.needs("minor");
-    compared.only("minor", "/interface/input/$defs/label/pattern");
+    let removed = compared.only("minor", "/interface/input/$defs/label/pattern");
+    assert!(
+        removed
+            .starts_with("`pattern` (`\"^[a-z]+$\"`) removed from `interface.input.$defs.label`"),
+        "{removed}"
+    );
 }
 
 #[test]

@@ -201,11 +201,15 @@ impl Walk<'_> {
             ),
             (None, Some(n)) => (
                 Side::Manifest,
-                format!("`{keyword}: {}` added to {}", shown(n), at.shown()),
+                format!(
+                    "`{keyword}: {}` added to {}",
+                    shown_opt(Some(n)),
+                    at.shown()
+                ),
             ),
-            (Some(_), None) => (
+            (Some(o), None) => (
                 Side::Published,
-                format!("`{keyword}` removed from {}", at.shown()),
+                format!("`{keyword}` ({}) removed from {}", shown(o), at.shown()),
             ),
             (None, None) => return,
         };
@@ -374,17 +378,10 @@ impl Walk<'_> {
                 };
                 (effect, Side::Manifest, what)
             }
-            (None, Some(_)) => (
-                Effect::Narrower,
-                Side::Manifest,
-                format!("`{keyword}: {}` added to {}", shown_opt(n), at.shown()),
-            ),
-            (Some(_), None) => (
-                Effect::Wider,
-                Side::Published,
-                format!("`{keyword}` ({}) removed from {}", shown_opt(o), at.shown()),
-            ),
-            (None, None) => return,
+            _ => match one_sided(keyword, o, n, at) {
+                Some(found) => found,
+                None => return,
+            },
         };
         self.change(effect, side, here, what);
     }
@@ -417,17 +414,10 @@ impl Walk<'_> {
                 );
                 (effect, Side::Manifest, what)
             }
-            (None, Some(_)) => (
-                Effect::Narrower,
-                Side::Manifest,
-                format!("`multipleOf: {}` added to {}", shown_opt(n), at.shown()),
-            ),
-            (Some(_), None) => (
-                Effect::Wider,
-                Side::Published,
-                format!("`multipleOf` removed from {}", at.shown()),
-            ),
-            (None, None) => return,
+            _ => match one_sided("multipleOf", o, n, at) {
+                Some(found) => found,
+                None => return,
+            },
         };
         self.change(effect, side, here, what);
     }
@@ -453,17 +443,10 @@ impl Walk<'_> {
                     shown(n)
                 ),
             ),
-            (None, Some(n)) => (
-                Effect::Narrower,
-                Side::Manifest,
-                format!("`{keyword}: {}` added to {}", shown(n), at.shown()),
-            ),
-            (Some(o), None) => (
-                Effect::Wider,
-                Side::Published,
-                format!("`{keyword}` ({}) removed from {}", shown(o), at.shown()),
-            ),
-            (None, None) => return,
+            _ => match one_sided(keyword, o, n, at) {
+                Some(found) => found,
+                None => return,
+            },
         };
         self.change(effect, side, here, what);
     }
@@ -724,5 +707,28 @@ impl Walk<'_> {
                 (None, None) => {}
             }
         }
+    }
+}
+
+/// A keyword on one side only: added, it narrows what is admitted (the manifest's line);
+/// removed, it widens it (the published one's). `None` where both sides have it, or neither.
+fn one_sided(
+    keyword: &str,
+    o: Option<&Node>,
+    n: Option<&Node>,
+    at: &Place,
+) -> Option<(Effect, Side, String)> {
+    match (o, n) {
+        (None, Some(_)) => Some((
+            Effect::Narrower,
+            Side::Manifest,
+            format!("`{keyword}: {}` added to {}", shown_opt(n), at.shown()),
+        )),
+        (Some(o), None) => Some((
+            Effect::Wider,
+            Side::Published,
+            format!("`{keyword}` ({}) removed from {}", shown(o), at.shown()),
+        )),
+        _ => None,
     }
 }
