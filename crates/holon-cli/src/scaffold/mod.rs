@@ -11,6 +11,20 @@ pub struct Template {
     pub text: &'static str,
 }
 
+/// The template at `templates/FOLDER/FILE`, written to FILE in the new agent (or to the path
+/// after `=>`).
+macro_rules! template {
+    ($folder:literal, $file:literal) => {
+        template!($folder, $file => $file)
+    };
+    ($folder:literal, $file:literal => $path:literal) => {
+        Template {
+            path: $path,
+            text: include_str!(concat!("../../templates/", $folder, "/", $file)),
+        }
+    };
+}
+
 /// Which agent `new` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -50,10 +64,7 @@ impl Kind {
 }
 
 /// The server, the same for both kinds of agent.
-const MAIN: Template = Template {
-    path: "src/main.rs",
-    text: include_str!("../../templates/agent/src/main.rs"),
-};
+const MAIN: Template = template!("agent", "src/main.rs");
 
 /// The manifest's JSON Schema, for editors.
 const SCHEMA: Template = Template {
@@ -61,52 +72,28 @@ const SCHEMA: Template = Template {
     text: "{{manifest_schema}}\n",
 };
 
-const GITIGNORE: Template = Template {
-    path: ".gitignore",
-    text: include_str!("../../templates/agent/gitignore"),
-};
+const GITIGNORE: Template = template!("agent", "gitignore" => ".gitignore");
 
 /// The CI workflow: the test target on every push and pull request (no secret: a model-backed
 /// agent replays its recordings).
-const WORKFLOW: Template = Template {
-    path: ".github/workflows/holon.yml",
-    text: include_str!("../../templates/agent/.github/workflows/holon.yml"),
-};
+const WORKFLOW: Template = template!("agent", ".github/workflows/holon.yml");
 
 /// nextest's setup script, which starts the agent's server once for a whole `cargo nextest run`
 /// and points the test target at it (`HOLON_SERVER_URL`).
-const NEXTEST: Template = Template {
-    path: ".config/nextest.toml",
-    text: include_str!("../../templates/agent/.config/nextest.toml"),
-};
+const NEXTEST: Template = template!("agent", ".config/nextest.toml");
 
 /// The manifest of the plain agent, the same in every language: the three templates teach one
 /// agent.
-const MANIFEST: Template = Template {
-    path: "holon.yaml",
-    text: include_str!("../../templates/agent/holon.yaml"),
-};
+const MANIFEST: Template = template!("agent", "holon.yaml");
 
 /// Every file of a new agent. Embedded, so an installed `cargo-holon-test` needs no source tree.
 pub const TEMPLATES: &[Template] = &[
-    Template {
-        path: "Cargo.toml",
-        text: include_str!("../../templates/agent/Cargo.toml.tmpl"),
-    },
+    template!("agent", "Cargo.toml.tmpl" => "Cargo.toml"),
     MANIFEST,
-    Template {
-        path: "src/lib.rs",
-        text: include_str!("../../templates/agent/src/lib.rs"),
-    },
+    template!("agent", "src/lib.rs"),
     MAIN,
-    Template {
-        path: "tests/holon.rs",
-        text: include_str!("../../templates/agent/tests/holon.rs"),
-    },
-    Template {
-        path: "README.md",
-        text: include_str!("../../templates/agent/README.md"),
-    },
+    template!("agent", "tests/holon.rs"),
+    template!("agent", "README.md"),
     SCHEMA,
     GITIGNORE,
     NEXTEST,
@@ -116,43 +103,16 @@ pub const TEMPLATES: &[Template] = &[
 /// Every file of a new model-backed agent (`new --model`): the one of `examples/ticket-triage`,
 /// its recordings included, so that it passes its own tests offline on the first run.
 pub const MODEL_TEMPLATES: &[Template] = &[
-    Template {
-        path: "Cargo.toml",
-        text: include_str!("../../templates/model/Cargo.toml.tmpl"),
-    },
-    Template {
-        path: "holon.yaml",
-        text: include_str!("../../templates/model/holon.yaml"),
-    },
-    Template {
-        path: "holon-test.toml",
-        text: include_str!("../../templates/model/holon-test.toml"),
-    },
-    Template {
-        path: "src/lib.rs",
-        text: include_str!("../../templates/model/src/lib.rs"),
-    },
+    template!("model", "Cargo.toml.tmpl" => "Cargo.toml"),
+    template!("model", "holon.yaml"),
+    template!("model", "holon-test.toml"),
+    template!("model", "src/lib.rs"),
     MAIN,
-    Template {
-        path: "tests/holon.rs",
-        text: include_str!("../../templates/model/tests/holon.rs"),
-    },
-    Template {
-        path: "recordings/an-outage.json",
-        text: include_str!("../../templates/model/recordings/an-outage.json"),
-    },
-    Template {
-        path: "recordings/a-question.json",
-        text: include_str!("../../templates/model/recordings/a-question.json"),
-    },
-    Template {
-        path: "recordings/explore.json",
-        text: include_str!("../../templates/model/recordings/explore.json"),
-    },
-    Template {
-        path: "README.md",
-        text: include_str!("../../templates/model/README.md"),
-    },
+    template!("model", "tests/holon.rs"),
+    template!("model", "recordings/an-outage.json"),
+    template!("model", "recordings/a-question.json"),
+    template!("model", "recordings/explore.json"),
+    template!("model", "README.md"),
     SCHEMA,
     GITIGNORE,
     WORKFLOW,
@@ -162,76 +122,31 @@ pub const MODEL_TEMPLATES: &[Template] = &[
 /// the adapter the author owns in `holon.ts` (the official SDK 2.x), `holon-test` as a
 /// development dependency, and `holon-test.toml` naming the server command.
 pub const TYPESCRIPT_TEMPLATES: &[Template] = &[
-    Template {
-        path: "package.json",
-        text: include_str!("../../templates/typescript/package.json"),
-    },
-    Template {
-        path: "tsconfig.json",
-        text: include_str!("../../templates/typescript/tsconfig.json"),
-    },
+    template!("typescript", "package.json"),
+    template!("typescript", "tsconfig.json"),
     MANIFEST,
-    Template {
-        path: "holon-test.toml",
-        text: include_str!("../../templates/typescript/holon-test.toml"),
-    },
-    Template {
-        path: "agent.ts",
-        text: include_str!("../../templates/typescript/agent.ts"),
-    },
-    Template {
-        path: "holon.ts",
-        text: include_str!("../../templates/typescript/holon.ts"),
-    },
-    Template {
-        path: "README.md",
-        text: include_str!("../../templates/typescript/README.md"),
-    },
+    template!("typescript", "holon-test.toml"),
+    template!("typescript", "agent.ts"),
+    template!("typescript", "holon.ts"),
+    template!("typescript", "README.md"),
     SCHEMA,
-    Template {
-        path: ".gitignore",
-        text: include_str!("../../templates/typescript/gitignore"),
-    },
-    Template {
-        path: ".github/workflows/holon.yml",
-        text: include_str!("../../templates/typescript/.github/workflows/holon.yml"),
-    },
+    template!("typescript", "gitignore" => ".gitignore"),
+    template!("typescript", ".github/workflows/holon.yml"),
 ];
 
 /// Every file of a new Python agent (`new --lang python`): the function in `agent.py`, the
 /// adapter the author owns in `holon.py` (the official SDK 2.x), `holon-test` as a development
 /// dependency, and `holon-test.toml` naming the server command.
 pub const PYTHON_TEMPLATES: &[Template] = &[
-    Template {
-        path: "pyproject.toml",
-        text: include_str!("../../templates/python/pyproject.toml"),
-    },
+    template!("python", "pyproject.toml"),
     MANIFEST,
-    Template {
-        path: "holon-test.toml",
-        text: include_str!("../../templates/python/holon-test.toml"),
-    },
-    Template {
-        path: "agent.py",
-        text: include_str!("../../templates/python/agent.py"),
-    },
-    Template {
-        path: "holon.py",
-        text: include_str!("../../templates/python/holon.py"),
-    },
-    Template {
-        path: "README.md",
-        text: include_str!("../../templates/python/README.md"),
-    },
+    template!("python", "holon-test.toml"),
+    template!("python", "agent.py"),
+    template!("python", "holon.py"),
+    template!("python", "README.md"),
     SCHEMA,
-    Template {
-        path: ".gitignore",
-        text: include_str!("../../templates/python/gitignore"),
-    },
-    Template {
-        path: ".github/workflows/holon.yml",
-        text: include_str!("../../templates/python/.github/workflows/holon.yml"),
-    },
+    template!("python", "gitignore" => ".gitignore"),
+    template!("python", ".github/workflows/holon.yml"),
 ];
 
 /// Why an agent could not be created.
