@@ -82,3 +82,22 @@ fn unplayed(why: &str) -> Faulted {
         misses: Vec::new(),
     }
 }
+
+/// `call`'s end, holding `permit` (its place among the calls in flight) until the proxy holds
+/// its answer back (`held`, the `slow` fault): from then on the call only waits on the agent
+/// giving up on its upstream, and gives its place to the next.
+pub(crate) async fn giving_way<T>(
+    call: impl Future<Output = T>,
+    held: impl Future<Output = ()>,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) -> T {
+    tokio::pin!(call);
+    tokio::pin!(held);
+    let mut permit = Some(permit);
+    loop {
+        tokio::select! {
+            end = &mut call => return end,
+            () = &mut held, if permit.is_some() => permit = None,
+        }
+    }
+}

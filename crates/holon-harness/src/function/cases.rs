@@ -11,6 +11,7 @@ use serde_json::Value;
 use super::run::{BLOCKED_GRACE, blocked, run_one};
 use crate::context::Functions;
 use crate::pass::Planted;
+use crate::planted::giving_way;
 use holon_core::gateway::{Answer, Ended, Pass, Reply, Status};
 use holon_runtime::Runner;
 use holon_upstream::fault::Faulted;
@@ -105,23 +106,13 @@ impl Cases {
                     if let Ok(mut p) = place.lock() {
                         *p = (Some(Instant::now()), entered);
                     }
-                    let run = run_one(&runner, input);
-                    tokio::pin!(run);
-                    let mut permit = Some(permit);
                     let held = async move {
                         match held {
                             Some(held) => held.await,
                             None => std::future::pending().await,
                         }
                     };
-                    tokio::pin!(held);
-                    let answer = loop {
-                        tokio::select! {
-                            answer = &mut run => break answer,
-                            () = &mut held, if permit.is_some() => permit = None,
-                        }
-                    };
-                    drop(permit);
+                    let answer = giving_way(run_one(&runner, input), held, permit).await;
                     // Given up on already when its place was taken back.
                     let Some(entered) = place.lock().ok().and_then(|mut p| p.1.take()) else {
                         if upstreams.is_none() {

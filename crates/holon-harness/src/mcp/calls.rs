@@ -21,6 +21,7 @@ use crate::error::{NoAnswer, ServerError, ToolsError};
 use crate::flight::{Crowded, Gathered, Retries, Slots};
 use crate::measure::{CallEnd, Meter};
 use crate::pass::Planted;
+use crate::planted::giving_way;
 use holon_core::gateway::{Answer, Pass, Reply, Status};
 use holon_core::manifest::Manifest;
 use holon_upstream::fault::Faulted;
@@ -229,18 +230,7 @@ impl Calls {
                         let entered = upstreams
                             .enter_with(Pass::Mcp, scope, inputs, Some(plant))
                             .await;
-                        let held = entered.held();
-                        tokio::pin!(held);
-                        let send = me.send(&input);
-                        tokio::pin!(send);
-                        let mut permit = Some(permit);
-                        let (answer, _) = loop {
-                            tokio::select! {
-                                sent = &mut send => break sent,
-                                () = &mut held, if permit.is_some() => permit = None,
-                            }
-                        };
-                        drop(permit);
+                        let (answer, _) = giving_way(me.send(&input), entered.held(), permit).await;
                         let _ = tx.send((i, entered.faulted(answer)));
                     });
                 }
