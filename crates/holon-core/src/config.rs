@@ -164,19 +164,14 @@ fn read_root(
             continue;
         }
         if name != "upstreams" {
-            let mut p = Problem::new(
-                "unknown-field",
+            problems.push(unknown(
+                name,
                 format!("/{}", crate::pointer::escape(name)),
                 loc(text, key.span().start),
-                format!("unknown field `{name}` in `holon-test.toml`"),
-            );
-            p = match crate::check::suggest(name, &TABLES) {
-                Some(s) => p.hint(format!("did you mean `{s}`?")),
-                None => {
-                    p.hint("the file declares a `[server]` table and `[upstreams.NAME]` tables")
-                }
-            };
-            problems.push(p);
+                "`holon-test.toml`",
+                &TABLES,
+                "the file declares a `[server]` table and `[upstreams.NAME]` tables",
+            ));
             continue;
         }
         let Some(table) = value.get_ref().as_table() else {
@@ -245,17 +240,14 @@ fn read_server(
                 None => problems.push(wrong_type(text, &here, v, "a string")),
             },
             other => {
-                let mut p = Problem::new(
-                    "unknown-field",
+                problems.push(unknown(
+                    other,
                     here,
                     loc(text, field.span().start),
-                    format!("unknown field `{other}` in `[server]`"),
-                );
-                p = match crate::check::suggest(other, &["command"]) {
-                    Some(s) => p.hint(format!("did you mean `{s}`?")),
-                    None => p.hint("`[server]` has one field, `command`"),
-                };
-                problems.push(p);
+                    "`[server]`",
+                    &["command"],
+                    "`[server]` has one field, `command`",
+                ));
             }
         }
     }
@@ -364,19 +356,14 @@ fn read_upstream(
             },
             "price" => price = read_price(text, &here, v, problems),
             other => {
-                let mut p = Problem::new(
-                    "unknown-field",
+                problems.push(unknown(
+                    other,
                     here,
                     loc(text, field.span().start),
-                    format!("unknown field `{other}` in upstream `{name}`"),
-                );
-                p = match crate::check::suggest(other, &FIELDS) {
-                    Some(s) => p.hint(format!("did you mean `{s}`?")),
-                    None => {
-                        p.hint("an upstream has `env`, and optionally `url`, `secrets` and `price`")
-                    }
-                };
-                problems.push(p);
+                    &format!("upstream `{name}`"),
+                    &FIELDS,
+                    "an upstream has `env`, and optionally `url`, `secrets` and `price`",
+                ));
             }
         }
     }
@@ -428,19 +415,14 @@ fn read_price(
             "input_per_million" => &mut input,
             "output_per_million" => &mut output,
             other => {
-                let mut p = Problem::new(
-                    "unknown-field",
+                problems.push(unknown(
+                    other,
                     here,
                     loc(text, field.span().start),
-                    format!("unknown field `{other}` in a price"),
-                );
-                p = match crate::check::suggest(other, &PRICE_FIELDS) {
-                    Some(s) => p.hint(format!("did you mean `{s}`?")),
-                    None => p.hint(
-                        "a price has `input_per_million` and `output_per_million`, in the manifest's currency",
-                    ),
-                };
-                problems.push(p);
+                    "a price",
+                    &PRICE_FIELDS,
+                    "a price has `input_per_million` and `output_per_million`, in the manifest's currency",
+                ));
                 continue;
             }
         };
@@ -491,6 +473,28 @@ fn read_price(
         input_per_million: input?,
         output_per_million: output?,
     })
+}
+
+/// `unknown-field` for the key `name` (at `at`, `loc`) in `within` (`[server]`, a price), with
+/// the closest of `known` as a hint, or `otherwise`.
+fn unknown(
+    name: &str,
+    at: impl Into<String>,
+    loc: Loc,
+    within: &str,
+    known: &[&str],
+    otherwise: &str,
+) -> Problem {
+    let p = Problem::new(
+        "unknown-field",
+        at,
+        loc,
+        format!("unknown field `{name}` in {within}"),
+    );
+    match crate::check::suggest(name, known) {
+        Some(s) => p.hint(format!("did you mean `{s}`?")),
+        None => p.hint(otherwise),
+    }
 }
 
 fn wrong_type(text: &str, at: &str, value: &Spanned<DeValue<'_>>, want: &str) -> Problem {
