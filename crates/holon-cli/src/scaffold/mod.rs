@@ -371,6 +371,14 @@ fn write_all(
 mod tests {
     use super::*;
 
+    /// The template of `kind` written to `path`, rendered for `n`.
+    fn rendered(kind: Kind, path: &str, n: &Names) -> String {
+        let template = (kind.templates().iter())
+            .find(|t| t.path == path)
+            .unwrap_or_else(|| panic!("{kind:?} has no {path}"));
+        render(template.text, n, &KitSource::Version("0.1.0".into()), kind)
+    }
+
     #[test]
     fn names_follow_the_manifest_and_cargo_rules() {
         assert_eq!(names("my-agent", true).unwrap().crate_name, "my_agent");
@@ -408,12 +416,7 @@ mod tests {
         // (The model-backed template's transient codes have no example: its fault trials reach
         // them, and the run answers those warnings.)
         for kind in [Kind::Plain, Kind::TypeScript, Kind::Python] {
-            let manifest = kind
-                .templates()
-                .iter()
-                .find(|t| t.path == "holon.yaml")
-                .expect("a manifest");
-            let text = render(manifest.text, &n, &KitSource::Version("0.1.0".into()), kind);
+            let text = rendered(kind, "holon.yaml", &n);
             let report = holon_core::check::check_str(&text, Path::new("holon.yaml"));
             let shown = holon_core::check::render_human(&report, false);
             assert!(report.accepted(), "{kind:?}: {shown}");
@@ -428,12 +431,7 @@ mod tests {
             (Kind::TypeScript, "node dist/holon.js"),
             (Kind::Python, "python holon.py"),
         ] {
-            let config = kind
-                .templates()
-                .iter()
-                .find(|t| t.path == "holon-test.toml")
-                .expect("a holon-test.toml");
-            let text = render(config.text, &n, &KitSource::Version("0.1.0".into()), kind);
+            let text = rendered(kind, "holon-test.toml", &n);
             let config = holon_core::config::parse(&text, Path::new("holon-test.toml"))
                 .unwrap_or_else(|r| panic!("{}", holon_core::check::render_human(&r, false)));
             assert_eq!(config.server.map(|s| s.command).as_deref(), Some(command));
@@ -443,16 +441,7 @@ mod tests {
     #[test]
     fn the_workflow_template_is_valid_yaml_that_runs_the_test_target_with_a_report() {
         let n = names("my-agent", true).unwrap();
-        let workflow = TEMPLATES
-            .iter()
-            .find(|t| t.path == ".github/workflows/holon.yml")
-            .expect("the workflow template");
-        let text = render(
-            workflow.text,
-            &n,
-            &KitSource::Version("0.1.0".into()),
-            Kind::Plain,
-        );
+        let text = rendered(Kind::Plain, ".github/workflows/holon.yml", &n);
         let doc = holon_core::manifest::yaml::parse(&text)
             .expect("valid YAML")
             .to_json();
@@ -489,12 +478,7 @@ mod tests {
             (Kind::TypeScript, "npm test"),
             (Kind::Python, "uv run holon-test"),
         ] {
-            let workflow = kind
-                .templates()
-                .iter()
-                .find(|t| t.path == ".github/workflows/holon.yml")
-                .expect("the workflow template");
-            let text = render(workflow.text, &n, &KitSource::Version("0.1.0".into()), kind);
+            let text = rendered(kind, ".github/workflows/holon.yml", &n);
             let doc = holon_core::manifest::yaml::parse(&text)
                 .expect("valid YAML")
                 .to_json();
