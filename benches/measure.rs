@@ -24,6 +24,8 @@ mod fake_model;
 mod paths;
 #[path = "../examples/ticket-triage/src/lib.rs"]
 mod ticket_triage;
+#[path = "common/times.rs"]
+mod times;
 #[path = "../examples/word-stats/src/lib.rs"]
 mod word_stats;
 
@@ -33,6 +35,7 @@ use std::time::{Duration, Instant};
 
 use fake_model::{Behaviour, FakeModel, Kind, Mix};
 use serde_json::json;
+use times::{max, median, min, ms};
 
 const KEY: &str = "sk-holon-bench-1";
 
@@ -130,13 +133,8 @@ fn triage(dir: &Path, n: usize) -> PathBuf {
 
 fn model(mix: Mix) -> FakeModel {
     FakeModel::start(Behaviour {
-        key: KEY.into(),
-        delay: Duration::ZERO,
-        vary: false,
-        rate_limited: false,
-        piece: 0,
-        echo_key: false,
         mix,
+        ..Behaviour::keyed(KEY)
     })
 }
 
@@ -262,22 +260,4 @@ fn now_or_never<F: std::future::Future>(future: F) -> F::Output {
         std::task::Poll::Ready(output) => output,
         std::task::Poll::Pending => panic!("word_stats::run awaited"),
     }
-}
-
-fn median(times: &[Duration]) -> Duration {
-    let mut sorted = times.to_vec();
-    sorted.sort();
-    sorted[sorted.len() / 2]
-}
-
-fn min(times: &[Duration]) -> Duration {
-    times.iter().min().copied().unwrap_or_default()
-}
-
-fn max(times: &[Duration]) -> Duration {
-    times.iter().max().copied().unwrap_or_default()
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }

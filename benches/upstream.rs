@@ -37,12 +37,15 @@ mod fake_model;
 mod paths;
 #[path = "../examples/ticket-triage/src/lib.rs"]
 mod ticket_triage;
+#[path = "common/times.rs"]
+mod times;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use fake_model::{Behaviour, FakeModel, Mix};
+use fake_model::{Behaviour, FakeModel};
+use times::{max, median, min, ms};
 
 const KEY: &str = "sk-holon-bench-1";
 
@@ -150,15 +153,7 @@ fn run(
 
 fn per_exchange(runs: usize) {
     const EXAMPLES: usize = 200;
-    let model = FakeModel::start(Behaviour {
-        key: KEY.into(),
-        delay: Duration::ZERO,
-        vary: false,
-        rate_limited: false,
-        piece: 0,
-        echo_key: false,
-        mix: Mix::Plain,
-    });
+    let model = FakeModel::start(Behaviour::keyed(KEY));
     let (direct_dir, replay_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     let direct = agent(direct_dir.path(), EXAMPLES, false);
     let replayed = agent(replay_dir.path(), EXAMPLES, true);
@@ -204,13 +199,9 @@ fn per_exchange(runs: usize) {
 
 fn explore(runs: usize) {
     let model = FakeModel::start(Behaviour {
-        key: KEY.into(),
         delay: Duration::from_millis(300),
         vary: true,
-        rate_limited: false,
-        piece: 0,
-        echo_key: false,
-        mix: Mix::Plain,
+        ..Behaviour::keyed(KEY)
     });
     let dir = tempfile::tempdir().unwrap();
     let manifest = agent(dir.path(), 2, true);
@@ -251,15 +242,7 @@ fn explore(runs: usize) {
 
 fn faults(runs: usize) {
     const EXAMPLES: usize = 100;
-    let model = FakeModel::start(Behaviour {
-        key: KEY.into(),
-        delay: Duration::ZERO,
-        vary: false,
-        rate_limited: false,
-        piece: 0,
-        echo_key: false,
-        mix: Mix::Plain,
-    });
+    let model = FakeModel::start(Behaviour::keyed(KEY));
     let dir = tempfile::tempdir().unwrap();
     let manifest = agent(dir.path(), EXAMPLES, true);
     let off = [("HOLON_FAULTS", "0")];
@@ -334,13 +317,8 @@ fn faults(runs: usize) {
 fn record(runs: usize) {
     const EXAMPLES: usize = 1000;
     let model = FakeModel::start(Behaviour {
-        key: KEY.into(),
-        delay: Duration::ZERO,
-        vary: false,
-        rate_limited: false,
         piece: 4,
-        echo_key: false,
-        mix: Mix::Plain,
+        ..Behaviour::keyed(KEY)
     });
     let dir = tempfile::tempdir().unwrap();
     let manifest = agent(dir.path(), EXAMPLES, true);
@@ -375,22 +353,4 @@ fn record(runs: usize) {
             ms(max(times))
         );
     }
-}
-
-fn median(times: &[Duration]) -> Duration {
-    let mut sorted = times.to_vec();
-    sorted.sort();
-    sorted[sorted.len() / 2]
-}
-
-fn min(times: &[Duration]) -> Duration {
-    times.iter().min().copied().unwrap_or_default()
-}
-
-fn max(times: &[Duration]) -> Duration {
-    times.iter().max().copied().unwrap_or_default()
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
 }

@@ -6,10 +6,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::time::Duration;
 
 use super::upstream::{KEY, python_agent, run_python, run_rust, rust_agent};
-use crate::util::fake_model::{Behaviour, FakeModel, Mix};
+use crate::util::fake_model::{Behaviour, FakeModel};
 use crate::util::{root, text};
 
 /// The Rust example in `dir` with its committed recordings, and the turn to use it.
@@ -269,13 +268,8 @@ fn a_body_that_is_not_json_unwrapped_fails_exactly_the_html_faults() {
 /// A model that answers every call with HTTP 429.
 fn rate_limited() -> FakeModel {
     FakeModel::start(Behaviour {
-        key: KEY.into(),
-        delay: Duration::ZERO,
-        vary: false,
         rate_limited: true,
-        piece: 0,
-        echo_key: false,
-        mix: Mix::Plain,
+        ..Behaviour::keyed(KEY)
     })
 }
 

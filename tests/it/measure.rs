@@ -53,13 +53,8 @@ fn mix() -> Mix {
 
 fn model(mix: Mix) -> FakeModel {
     FakeModel::start(Behaviour {
-        key: KEY.into(),
-        delay: Duration::ZERO,
-        vary: false,
-        rate_limited: false,
-        piece: 0,
-        echo_key: false,
         mix,
+        ..Behaviour::keyed(KEY)
     })
 }
 
@@ -457,13 +452,8 @@ fn ctrl_c_leaves_whole_receipts_and_says_what_ran() {
     let agent = agent(dir.path(), &[("a valid answer", EXAMPLES[0].1)]);
     // Every call takes a moment, so the run is stopped in its middle.
     let model = FakeModel::start(Behaviour {
-        key: KEY.into(),
         delay: Duration::from_millis(200),
-        vary: false,
-        rate_limited: false,
-        piece: 0,
-        echo_key: false,
-        mix: Mix::Plain,
+        ..Behaviour::keyed(KEY)
     });
     let path = dir.path().join("receipts.jsonl");
     let receipts_arg = path.display().to_string();
@@ -682,13 +672,8 @@ fn a_measured_run_writes_and_prints_no_secret() {
     // A ticket short enough that the note shows the whole summary, the key the model echoes in it.
     let agent = agent(dir.path(), &[("an echo", "down")]);
     let model = FakeModel::start(Behaviour {
-        key: KEY.into(),
-        delay: Duration::ZERO,
-        vary: false,
-        rate_limited: false,
-        piece: 0,
         echo_key: true,
-        mix: Mix::Plain,
+        ..Behaviour::keyed(KEY)
     });
     let path = dir.path().join("live.jsonl");
     let shown = path.display().to_string();

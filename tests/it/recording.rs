@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use super::scaffold::cargo;
 use super::upstream::{KEY, files, python_agent, rust_agent};
-use crate::util::fake_model::{Behaviour, FakeModel, Mix};
+use crate::util::fake_model::{Behaviour, FakeModel};
 use crate::util::{BIN, CARGO_LIMIT, OutputWithin, RUN_LIMIT, Running, root, text};
 
 /// A key the fake model refuses (401): long enough to be a key.
@@ -27,13 +27,10 @@ const WRONG_KEY: &str = "sk-holon-test-wrong-0000";
 /// bytes (0: three), the key in its summary when `echo_key`.
 fn model(piece: usize, echo_key: bool, delay: Duration) -> FakeModel {
     FakeModel::start(Behaviour {
-        key: KEY.into(),
         delay,
-        vary: false,
-        rate_limited: false,
         piece,
         echo_key,
-        mix: Mix::Plain,
+        ..Behaviour::keyed(KEY)
     })
 }
 
@@ -490,13 +487,9 @@ fn ctrl_c_in_the_middle_of_a_record_run_leaves_the_recordings_as_they_were() {
     let before = agent.recordings();
     // Another wording would be recorded, but the run is stopped while the model thinks.
     let slow = FakeModel::start(Behaviour {
-        key: KEY.into(),
         delay: Duration::from_secs(30),
         vary: true,
-        rate_limited: false,
-        piece: 0,
-        echo_key: false,
-        mix: Mix::Plain,
+        ..Behaviour::keyed(KEY)
     });
     let mut running = Running::spawn(
         agent

@@ -10,10 +10,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::time::Duration;
 
 use super::scaffold::cargo;
-use crate::util::fake_model::{Behaviour, FakeModel, Mix};
+use crate::util::fake_model::{Behaviour, FakeModel};
 use crate::util::{BIN, CARGO_LIMIT, OutputWithin, RUN_LIMIT, root, text};
 
 /// The key the fake model wants; it must end up in no file.
@@ -21,13 +20,8 @@ pub(super) const KEY: &str = "sk-holon-test-7c1e4b9a2f";
 
 pub(super) fn model() -> FakeModel {
     FakeModel::start(Behaviour {
-        key: KEY.into(),
-        delay: Duration::ZERO,
         vary: true,
-        rate_limited: false,
-        piece: 0,
-        echo_key: false,
-        mix: Mix::Plain,
+        ..Behaviour::keyed(KEY)
     })
 }
 

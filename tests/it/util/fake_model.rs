@@ -48,6 +48,22 @@ pub struct Behaviour {
     pub mix: Mix,
 }
 
+impl Behaviour {
+    /// A model that takes `key` and answers every request at once, in the same words, with a
+    /// priority and a summary in three streamed events.
+    pub fn keyed(key: &str) -> Behaviour {
+        Behaviour {
+            key: key.into(),
+            delay: Duration::ZERO,
+            vary: false,
+            rate_limited: false,
+            piece: 0,
+            echo_key: false,
+            mix: Mix::Plain,
+        }
+    }
+}
+
 /// What the model answers each request.
 #[derive(Debug, Clone, Default)]
 pub enum Mix {
