@@ -498,6 +498,49 @@ fn drift_and_assert_named(agent: &Path, run: &mut dyn FnMut() -> Output) {
     assert!(text(&out).contains("`/longest`"), "{}", text(&out));
 }
 
+/// The agent made to answer an output its schema refuses (`words: -1`) for a text of more
+/// than 1,000 characters, which explore reaches (the edge of `maxLength`): the run fails
+/// `explore::mcp` and prints the command that replays it, which must run as printed, in the
+/// author's words (`npx holon-test ...`, `uv run holon-test ...`), and fail the same way.
+fn assert_rerun_runs_as_printed(
+    shell: &dyn Fn() -> Command,
+    agent: &Path,
+    (file, anchor, planted): (&str, &str, &str),
+    form: &str,
+    run: &mut dyn FnMut() -> Output,
+) {
+    let path = agent.join(file);
+    let original = std::fs::read_to_string(&path).expect("the agent");
+    assert!(original.contains(anchor), "{original}");
+    std::fs::write(
+        &path,
+        original.replacen(anchor, &format!("{anchor}{planted}"), 1),
+    )
+    .expect("write");
+    let out = run();
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        failed_trials(&out).contains(&"explore::mcp".to_string()),
+        "{}",
+        text(&out)
+    );
+    let printed = text(&out);
+    let replay = (printed.lines())
+        .find_map(|l| l.strip_prefix("replay: "))
+        .unwrap_or_else(|| panic!("no replay line:\n{printed}"))
+        .to_string();
+    assert!(replay.starts_with(form), "{replay}");
+    let again = shell().args(["-c", &replay]).output_within(REGISTRY_LIMIT);
+    assert_eq!(
+        again.status.code(),
+        Some(101),
+        "{replay}:\n{}",
+        text(&again)
+    );
+    assert_eq!(failed_trials(&again), ["explore::mcp"], "{}", text(&again));
+    std::fs::write(&path, original).expect("restore");
+}
+
 const REGISTRY_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 #[test]
@@ -534,6 +577,17 @@ fn the_typescript_quick_start_works_as_written_with_no_rust_and_names_a_drifted_
     drift_and_assert_named(&agent, &mut || {
         npm("npm", &agent).arg("test").output_within(REGISTRY_LIMIT)
     });
+    assert_rerun_runs_as_printed(
+        &|| npm("sh", &agent),
+        &agent,
+        (
+            "agent.ts",
+            "const minLength = input.min_length ?? 1;\n",
+            "  if (input.text.length > 1000) return { words: -1, longest: '' };\n",
+        ),
+        "npx holon-test ",
+        &mut || npm("npm", &agent).arg("test").output_within(REGISTRY_LIMIT),
+    );
 }
 
 #[test]
@@ -564,6 +618,21 @@ fn the_python_quick_start_works_as_written_with_no_rust_and_names_a_drifted_exam
             .args(["run", "holon-test"])
             .output_within(REGISTRY_LIMIT)
     });
+    assert_rerun_runs_as_printed(
+        &|| uv("sh", &agent),
+        &agent,
+        (
+            "agent.py",
+            "    text = input[\"text\"]\n",
+            "    if len(text) > 1000:\n        return {\"words\": -1, \"longest\": \"\"}\n",
+        ),
+        "uv run holon-test ",
+        &mut || {
+            uv("uv", &agent)
+                .args(["run", "holon-test"])
+                .output_within(REGISTRY_LIMIT)
+        },
+    );
 }
 
 /// One HTTP POST to `/mcp` on loopback, its connection closed after: the status and the

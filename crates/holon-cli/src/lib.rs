@@ -8,6 +8,7 @@
 //! `holon-test`) are each one call to [`main`]. Its items follow holon-kit's version and make no
 //! promise of their own.
 
+mod invocation;
 mod scaffold;
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use holon_core::check;
 use holon_core::manifest::folder_of;
 use holon_harness::command::{self, CommandLine};
 use holon_harness::exit::{self, FAILED, OK, REFUSED, USAGE};
+use invocation::Invocation;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -182,24 +184,6 @@ impl Lang {
     }
 }
 
-/// How the binary was called: as cargo's subcommand (`cargo holon-test`, or the binary
-/// `cargo-holon-test` directly) or as `holon-test`. The name is what the help, `--version` and
-/// every command line the run prints for replay say.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-enum Invocation {
-    Cargo,
-    Plain,
-}
-
-impl Invocation {
-    fn name(self) -> &'static str {
-        match self {
-            Invocation::Cargo => "cargo holon-test",
-            Invocation::Plain => "holon-test",
-        }
-    }
-}
-
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
 enum Format {
     Human,
@@ -211,7 +195,7 @@ enum Format {
 /// Runs the command line and returns the process's exit code.
 pub fn main() -> ExitCode {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let invocation = invocation(&args);
+    let invocation = Invocation::detect(&args, |name| std::env::var_os(name));
     // `cargo holon-test ...` runs us as `cargo-holon-test holon-test ...`.
     if invocation == Invocation::Cargo && args.get(1).is_some_and(|a| a == "holon-test") {
         args.remove(1);
@@ -234,7 +218,7 @@ pub fn main() -> ExitCode {
             path,
             format,
             against,
-        }) => run_check(path.as_deref(), *format, against.as_deref()),
+        }) => run_check(invocation, path.as_deref(), *format, against.as_deref()),
         Some(Command::Schema) => {
             stdout(&format!("{}\n", scaffold::manifest_schema()));
             OK
@@ -255,21 +239,6 @@ pub fn main() -> ExitCode {
         ),
         None => run_tests(invocation, &cli),
     })
-}
-
-/// `cargo-holon-test` is cargo's subcommand (cargo runs it with `holon-test` as its first
-/// argument); any other name (`holon-test`, the wheel's and the npm packages' binary) is the
-/// command on its own.
-fn invocation(args: &[std::ffi::OsString]) -> Invocation {
-    let stem = args
-        .first()
-        .and_then(|a| Path::new(a).file_stem())
-        .and_then(|s| s.to_str());
-    if stem == Some("cargo-holon-test") || args.get(1).is_some_and(|a| a == "holon-test") {
-        Invocation::Cargo
-    } else {
-        Invocation::Plain
-    }
 }
 
 fn run_new(
@@ -369,10 +338,7 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
     };
     let report = command::checks(&manifest, cli.bless);
     if !report.accepted() || report.warnings() > 0 {
-        eprint!("{}", check::render_human(&report, exit::color(None)));
-        if command::github_enabled() {
-            stdout(&command::github_render(&report));
-        }
+        print_report(invocation, &report);
     }
     if !report.accepted() {
         return REFUSED;
@@ -380,10 +346,7 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
     let config = match holon_core::config::read(&folder_of(&manifest)) {
         Ok(config) => config,
         Err(config) => {
-            eprint!("{}", check::render_human(&config, exit::color(None)));
-            if command::github_enabled() {
-                stdout(&command::github_render(&config));
-            }
+            print_report(invocation, &config);
             return REFUSED;
         }
     };
@@ -609,7 +572,12 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
     }
 }
 
-fn run_check(path: Option<&Path>, format: Format, against: Option<&str>) -> u8 {
+fn run_check(
+    invocation: Invocation,
+    path: Option<&Path>,
+    format: Format,
+    against: Option<&str>,
+) -> u8 {
     let (report, config) = match find_manifest(path) {
         // `holon-test.toml` beside the manifest is checked too, when there is one.
         Ok(manifest) => (
@@ -634,15 +602,12 @@ fn run_check(path: Option<&Path>, format: Format, against: Option<&str>) -> u8 {
         Format::Json => stdout(&format!("{}\n", json_document(&report, config.as_ref()))),
         Format::Github => {
             for r in std::iter::once(&report).chain(&config) {
-                stdout(&command::github_render(r));
+                stdout(&invocation.reword(&command::github_render(r)));
             }
         }
         Format::Human => {
             for r in std::iter::once(&report).chain(&config) {
-                eprint!("{}", check::render_human(r, exit::color(None)));
-                if command::github_enabled() {
-                    stdout(&command::github_render(r));
-                }
+                print_report(invocation, r);
             }
         }
     }
@@ -759,6 +724,17 @@ fn relative_to(file: &Path, base: &Path) -> PathBuf {
     file.strip_prefix(base)
         .map(Path::to_path_buf)
         .unwrap_or_else(|_| file.to_path_buf())
+}
+
+/// A report of the checks on stderr, in the author's words, and as annotations on GitHub.
+fn print_report(invocation: Invocation, report: &check::Report) {
+    eprint!(
+        "{}",
+        invocation.reword(&check::render_human(report, exit::color(None)))
+    );
+    if command::github_enabled() {
+        stdout(&invocation.reword(&command::github_render(report)));
+    }
 }
 
 /// Writes to standard output; a reader that went away (`| head`) is not an error of ours.

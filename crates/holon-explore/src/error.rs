@@ -146,11 +146,13 @@ pub enum ExploreError {
     /// No case succeeded while the examples show successes, and some codes reached are
     /// transient: the agent's upstream is likely unreachable.
     #[error(
-        "no case succeeded, while the examples show successes: the agent answers only failures ({reached}), and some are transient (`retryable: true`): is the upstream reachable? An agent whose model or API cannot be reached fails every call; declare the upstream in `holon-test.toml` and record it (`cargo holon-test --upstream record`), or give a live run its key and URL"
+        "no case succeeded, while the examples show successes: the agent answers only failures ({reached}), and some are transient (`retryable: true`): is the upstream reachable? An agent whose model or API cannot be reached fails every call; declare the upstream in `holon-test.toml` and record it (`{command} --upstream record`), or give a live run its key and URL"
     )]
     OnlyFailures {
         /// The codes reached, with their counts.
         reached: String,
+        /// The command that runs these tests, in the author's words.
+        command: String,
     },
     /// A case a paying caller would not get a success or a declared code for: the report, with
     /// the shrunk input as a paste-ready example.

@@ -149,7 +149,10 @@ impl Explorer {
         eprintln!("{}", tally.line(name, manifest, plan.refused));
         let Some((case, outcome)) = found else {
             return match tally.only_failures(manifest) {
-                Some(reached) => Err(ExploreError::OnlyFailures { reached }),
+                Some(reached) => Err(ExploreError::OnlyFailures {
+                    reached,
+                    command: self.settings.command.clone(),
+                }),
                 None => Ok(()),
             };
         };

@@ -162,6 +162,7 @@ mod tests {
             seed_from_manifest: false,
             differential: true,
             replay: String::new(),
+            command: String::new(),
         }
     }
 

@@ -26,6 +26,9 @@ pub struct Settings {
     pub differential: bool,
     /// The command that replays a trial, with `{trial}` for its name.
     pub replay: String,
+    /// The command that runs these tests, as the author typed it (`cargo holon-test`, `npx
+    /// holon-test`), which the hints that name a command begin with.
+    pub command: String,
 }
 
 /// A case count: a whole number from 0 (off) to 100,000 (`MAX_CASES`).

@@ -329,8 +329,8 @@ impl Harness {
     /// The command that blesses, replaying: `cargo holon-test --bless`, or the `--server-cmd`
     /// line's.
     fn bless_command(&self) -> String {
-        match self.command().strip_prefix("cargo holon-test") {
-            Some(rest) => format!("cargo holon-test --bless{rest}"),
+        match self.command().strip_prefix(settings::RUST_COMMAND) {
+            Some(rest) => format!("{} --bless{rest}", settings::RUST_COMMAND),
             None => format!("{} --bless", self.command()),
         }
     }
@@ -339,7 +339,7 @@ impl Harness {
     fn command(&self) -> String {
         match &self.replay {
             Some(line) => line.clone(),
-            None => "cargo holon-test".to_string(),
+            None => settings::RUST_COMMAND.to_string(),
         }
     }
 

@@ -44,6 +44,10 @@ pub const MIN_SUCCESS_RATE_VAR: &str = "HOLON_MIN_SUCCESS_RATE";
 /// `--max-calls`: the most calls a run makes to the agent.
 pub const MAX_CALLS_VAR: &str = "HOLON_MAX_CALLS";
 
+/// The command that runs a Rust agent's test target, which a run with no command line of its
+/// own (`tests/holon.rs` under `cargo test`) prints.
+pub const RUST_COMMAND: &str = "cargo holon-test";
+
 /// The most calls of one example a run may ask for.
 pub const MAX_REPEAT: u32 = 10_000;
 
@@ -297,6 +301,7 @@ fn resolve_layers(
     };
     // Explore runs in the newest era tested: one the run pinned is pinned again.
     let pinned = given.protocol.filter(|p| *p != Protocol::Auto);
+    let replay_base = replay;
     let replay = match replay {
         Some(base) => {
             let mut line = format!("{base} --explore-seed {seed}");
@@ -317,7 +322,7 @@ fn resolve_layers(
             if let Some(protocol) = pinned {
                 line.push_str(&format!(" {PROTOCOL_VAR}={}", protocol.name()));
             }
-            line.push_str(" cargo holon-test -- --exact {trial}");
+            line.push_str(&format!(" {RUST_COMMAND} -- --exact {{trial}}"));
             line
         }
     };
@@ -341,6 +346,7 @@ fn resolve_layers(
             seed_from_manifest: given.explore_seed.is_none(),
             differential: given.explore_differential.unwrap_or(true),
             replay,
+            command: replay_base.unwrap_or(RUST_COMMAND).to_string(),
         },
         upstream: given.upstream.unwrap_or(Mode::Replay),
         faults: given.faults.unwrap_or(true),

@@ -255,7 +255,7 @@ impl Parse {
                 "recording-upstream-unknown",
                 format!("{at}/upstream"),
                 format!("upstream `{upstream}` is not declared in `holon-test.toml`"),
-                Some("record again with `cargo holon-test --upstream record`, or declare it"),
+                Some("record again (`--upstream record`), or declare it"),
             ));
         }
         let request = self.request(map.get("request"), &format!("{at}/request"))?;

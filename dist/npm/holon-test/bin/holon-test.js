@@ -66,7 +66,13 @@ process.on('SIGINT', () => {});
 for (const signal of ['SIGTERM', 'SIGHUP']) {
   process.on(signal, () => (child === null ? endAs(signal) : child.kill(signal)));
 }
-child = spawn(path, process.argv.slice(2), { stdio: 'inherit' });
+// `HOLON_TEST_LAUNCHER` tells the binary it was started from an npm project, so the commands it
+// prints begin as the author can paste them (`npx holon-test ...`), not with a bare `holon-test`
+// that is not on their PATH.
+child = spawn(path, process.argv.slice(2), {
+  stdio: 'inherit',
+  env: { ...process.env, HOLON_TEST_LAUNCHER: 'npm' },
+});
 child.on('error', (e) => fail(`cannot run \`${path}\`: ${e.message}`));
 child.on('exit', (code, signal) => {
   if (signal !== null) {
