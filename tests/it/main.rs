@@ -27,6 +27,7 @@ mod recording;
 mod remote;
 mod runtime;
 mod scaffold;
+mod settings_file;
 mod supervision;
 mod tidy;
 mod upstream;

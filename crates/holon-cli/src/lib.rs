@@ -343,7 +343,7 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
     if !report.accepted() {
         return REFUSED;
     }
-    let config = match holon_core::config::read(&folder_of(&manifest)) {
+    let config = match command::read_config(&folder_of(&manifest)) {
         Ok(config) => config,
         Err(config) => {
             print_report(invocation, &config);
@@ -585,7 +585,7 @@ fn run_check(
                 Some(old) => check::against::check_against(&manifest, published(&manifest, old)),
                 None => check::check_file(&manifest),
             },
-            holon_core::config::read(&folder_of(&manifest)).err(),
+            command::read_config(&folder_of(&manifest)).err(),
         ),
         // A tool that asked for JSON (or annotations) gets its output even when there is no
         // file to check.

@@ -28,6 +28,8 @@ use toml::de::{DeTable, DeValue};
 
 use crate::check::{self, Problem, Report};
 use crate::manifest::yaml::Loc;
+use crate::settings::{self as run_settings, Setting};
+use crate::tables::{find_table, loc, not_one, unknown, wrong_type};
 
 /// The file's name, beside `holon.yaml`.
 pub const FILE: &str = "holon-test.toml";
@@ -43,6 +45,9 @@ pub struct TestConfig {
     pub source: String,
     /// The upstreams, in file order.
     pub upstreams: Vec<Upstream>,
+    /// The run's settings the file gives (`[explore] cases = 7`), in file order: below the
+    /// command line and the environment (`settings`).
+    pub settings: Vec<Setting>,
 }
 
 /// `[server]`: how `holon-test` starts an agent's MCP server when no `--server-cmd` is given
@@ -103,7 +108,7 @@ const FIELDS: [&str; 4] = ["env", "url", "secrets", "price"];
 const PRICE_FIELDS: [&str; 2] = ["input_per_million", "output_per_million"];
 
 /// The tables of the file.
-const TABLES: [&str; 2] = ["server", "upstreams"];
+const TABLES: [&str; 4] = ["server", "upstreams", "explore", "run"];
 
 /// `holon-test.toml` in `dir`: `Ok(None)` when there is none, the report of its problems when it
 /// is refused.
@@ -127,8 +132,9 @@ pub fn read(dir: &Path) -> Result<Option<TestConfig>, Report> {
 /// Reads the text of a `holon-test.toml`; `path` names it in messages.
 pub fn parse(text: &str, path: &Path) -> Result<TestConfig, Report> {
     let mut problems = Vec::new();
+    let mut settings = Vec::new();
     let (server, upstreams) = match DeTable::parse(text) {
-        Ok(root) => read_root(text, root.get_ref(), &mut problems),
+        Ok(root) => read_root(text, root.get_ref(), &mut problems, &mut settings),
         Err(e) => {
             let loc = e
                 .span()
@@ -138,12 +144,14 @@ pub fn parse(text: &str, path: &Path) -> Result<TestConfig, Report> {
             (None, Vec::new())
         }
     };
+    settings.sort_by_key(|s| (s.at.line, s.at.column));
     if problems.is_empty() {
         Ok(TestConfig {
             path: path.to_path_buf(),
             server,
             source: text.to_string(),
             upstreams,
+            settings,
         })
     } else {
         Err(check::file_report(path, text, problems))
@@ -154,13 +162,18 @@ fn read_root(
     text: &str,
     root: &DeTable<'_>,
     problems: &mut Vec<Problem>,
+    settings: &mut Vec<Setting>,
 ) -> (Option<ServerCommand>, Vec<Upstream>) {
     let mut upstreams = Vec::new();
     let mut server = None;
     for (key, value) in root.iter() {
         let name = key.get_ref().as_ref();
         if name == "server" {
-            server = read_server(text, value, problems);
+            server = read_server(text, value, problems, settings);
+            continue;
+        }
+        if run_settings::TABLES.contains(&name) {
+            run_settings::read_table(text, name, value, problems, settings);
             continue;
         }
         if name != "upstreams" {
@@ -170,7 +183,7 @@ fn read_root(
                 loc(text, key.span().start),
                 "`holon-test.toml`",
                 &TABLES,
-                "the file declares a `[server]` table and `[upstreams.NAME]` tables",
+                "the file declares `[server]`, `[upstreams.NAME]`, `[explore]` and `[run]` tables",
             ));
             continue;
         }
@@ -208,11 +221,13 @@ fn read_root(
     (server, upstreams)
 }
 
-/// `[server]`: one field, `command`, a command line that is not blank.
+/// `[server]`: `command`, a command line that is not blank, and the settings of the server
+/// (`startup_timeout_s`, `protocol`).
 fn read_server(
     text: &str,
     value: &Spanned<DeValue<'_>>,
     problems: &mut Vec<Problem>,
+    settings: &mut Vec<Setting>,
 ) -> Option<ServerCommand> {
     let Some(table) = value.get_ref().as_table() else {
         problems.push(wrong_type(
@@ -226,6 +241,9 @@ fn read_server(
     let before = problems.len();
     let mut command = None;
     for (field, v) in table.iter() {
+        if run_settings::read_key(text, "server", field, v, problems, settings) {
+            continue;
+        }
         let field_name = field.get_ref().as_ref();
         let here = format!("/server/{}", crate::pointer::escape(field_name));
         match field_name {
@@ -240,18 +258,21 @@ fn read_server(
                 None => problems.push(wrong_type(text, &here, v, "a string")),
             },
             other => {
+                let known: Vec<&str> = std::iter::once("command")
+                    .chain(run_settings::keys("server"))
+                    .collect();
                 problems.push(unknown(
                     other,
                     here,
                     loc(text, field.span().start),
                     "`[server]`",
-                    &["command"],
-                    "`[server]` has one field, `command`",
+                    &known,
+                    "`[server]` has `command`, `startup_timeout_s` and `protocol`",
                 ));
             }
         }
     }
-    if command.is_none() && problems.len() == before {
+    if command.is_none() && problems.len() == before && table.is_empty() {
         problems.push(
             Problem::new(
                 "missing-field",
@@ -439,16 +460,8 @@ fn read_price(
         match number {
             Some(n) if n.is_finite() && n >= 0.0 => *slot = Some(n),
             _ => problems.push(
-                Problem::new(
-                    "invalid-value",
-                    here,
-                    loc(text, v.span().start),
-                    format!(
-                        "`{name}` is a price, a number of at least 0, not `{}`",
-                        text.get(v.span()).unwrap_or("")
-                    ),
-                )
-                .hint("in the manifest's currency, per million tokens"),
+                not_one(text, here, name, v, "a price, a number of at least 0")
+                    .hint("in the manifest's currency, per million tokens"),
             ),
         }
     }
@@ -475,37 +488,6 @@ fn read_price(
     })
 }
 
-/// `unknown-field` for the key `name` (at `at`, `loc`) in `within` (`[server]`, a price), with
-/// the closest of `known` as a hint, or `otherwise`.
-fn unknown(
-    name: &str,
-    at: impl Into<String>,
-    loc: Loc,
-    within: &str,
-    known: &[&str],
-    otherwise: &str,
-) -> Problem {
-    let p = Problem::new(
-        "unknown-field",
-        at,
-        loc,
-        format!("unknown field `{name}` in {within}"),
-    );
-    match crate::check::suggest(name, known) {
-        Some(s) => p.hint(format!("did you mean `{s}`?")),
-        None => p.hint(otherwise),
-    }
-}
-
-fn wrong_type(text: &str, at: &str, value: &Spanned<DeValue<'_>>, want: &str) -> Problem {
-    Problem::new(
-        "wrong-type",
-        at,
-        loc(text, value.span().start),
-        format!("expected {want}, found {}", value.get_ref().type_str()),
-    )
-}
-
 /// An upstream's name: letters, digits, `-` and `_` (it names recordings).
 fn valid_name(name: &str) -> bool {
     !name.is_empty()
@@ -523,24 +505,9 @@ fn valid_var(name: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
-/// Line and column (from 1, in characters) of a byte offset.
-fn loc(text: &str, at: usize) -> Loc {
-    let before = text.get(..at).unwrap_or(text);
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    Loc {
-        line: before.matches('\n').count() as u64 + 1,
-        column: before.get(line_start..).unwrap_or("").chars().count() as u64 + 1,
-    }
-}
-
 /// Where an upstream's table starts, for a problem of the whole upstream.
 fn find(text: &str, name: &str) -> Loc {
     find_table(text, &format!("[upstreams.{name}]"))
-}
-
-/// Where a table's header is, for a problem of the whole table.
-fn find_table(text: &str, header: &str) -> Loc {
-    loc(text, text.find(header).unwrap_or(0))
 }
 
 #[cfg(test)]

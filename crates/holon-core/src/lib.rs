@@ -11,7 +11,8 @@
 //! schemas, statuses, answers), `manifest` (the file format and the checked model), `bump`
 //! (two manifests compared: the version each difference needs), `check` (the publish checks,
 //! which build the checked `Manifest`, and `--against`'s version rule), `config`
-//! (`holon-test.toml`, what the tests need beside the manifest), `secrets` (which of its secrets'
+//! (`holon-test.toml`, what the tests need beside the manifest; `tables`, what reading its tables
+//! shares, and `settings`, the run's settings it carries), `secrets` (which of its secrets'
 //! values a run must have, and what every output is scrubbed of).
 
 pub mod bump;
@@ -23,3 +24,5 @@ pub mod manifest;
 pub mod message;
 pub mod pointer;
 pub mod secrets;
+pub mod settings;
+mod tables;

@@ -33,6 +33,14 @@ pub fn checks(path: &Path, bless: bool) -> Report {
     crate::faults::checks(path, bless).0
 }
 
+/// `holon-test.toml` in `dir`, read as a run reads it: its tables, then each setting's value as
+/// its flag parses it; the report of every problem, each at its line, when it is refused.
+pub fn read_config(dir: &Path) -> Result<Option<holon_core::config::TestConfig>, Report> {
+    let config = holon_core::config::read(dir)?;
+    crate::config_layer::layer(config.as_ref())?;
+    Ok(config)
+}
+
 /// The settings a command line gave: they win over the environment and the harness's own.
 pub type CommandLine = Layer;
 

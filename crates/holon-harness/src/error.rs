@@ -32,6 +32,9 @@ pub enum SettingError {
     /// A switch that is neither on nor off.
     #[error("is `on` or `off` (`1` or `0`), not `{0}`")]
     Switch(String),
+    /// A setting `holon-test.toml` reads that this harness has no place for.
+    #[error("`{0}` is read from `holon-test.toml` but sets nothing")]
+    Unread(String),
     /// One of explore's settings.
     #[error(transparent)]
     Explore(#[from] holon_explore::SettingError),

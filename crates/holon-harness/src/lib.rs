@@ -20,6 +20,7 @@ compile_error!(
 
 pub mod command;
 mod compare;
+mod config_layer;
 mod context;
 mod era;
 mod error;
@@ -86,7 +87,8 @@ use holon_upstream::{Mode, Upstreams};
 /// (In an agent, both come from `holon-kit`: `holon_kit::harness::Harness`, `holon_kit::agent`.)
 ///
 /// Each setting comes from the command line (`cargo holon-test --concurrency 4`), else the
-/// environment (`HOLON_CONCURRENCY`), else this builder, else its default.
+/// environment (`HOLON_CONCURRENCY`), else this builder, else `holon-test.toml` beside the
+/// manifest (`[run] concurrency = 4`), else its default.
 pub struct Harness {
     manifest: PathBuf,
     agent: Option<Arc<dyn Agent>>,
@@ -215,8 +217,11 @@ impl Harness {
     /// `.config/nextest.toml`), it starts the server once for the whole nextest run instead.
     pub fn run(self) -> ExitCode {
         if let Some(role) = setup::role() {
+            let dir = holon_core::manifest::folder_of(&self.manifest);
+            let config = holon_core::config::read(&dir).ok().flatten();
+            let file = config_layer::layer(config.as_ref()).unwrap_or_default();
             let (startup, protocol) =
-                settings::resolve(&self.command_line, &self.given, &self.manifest, None)
+                settings::resolve(&self.command_line, &self.given, &file, &self.manifest, None)
                     .map(|s| (s.startup, s.protocol))
                     .unwrap_or((settings::DEFAULT_STARTUP, Protocol::Auto));
             let era = match protocol {
@@ -370,13 +375,15 @@ impl Harness {
             return Ok(None);
         };
         let manifest = Arc::new(manifest);
+        let config = holon_core::config::read(&manifest.dir()).map_err(RunError::Config)?;
+        let file = config_layer::layer(config.as_ref()).map_err(RunError::Config)?;
         let mut settings = settings::resolve(
             &self.command_line,
             &self.given,
+            &file,
             &self.manifest,
             self.replay.as_deref(),
         )?;
-        let config = holon_core::config::read(&manifest.dir()).map_err(RunError::Config)?;
         let prices: Vec<(String, Option<holon_core::config::TokenPrice>)> = (config.iter())
             .flat_map(|c| c.upstreams.iter())
             .map(|u| (u.name.clone(), u.price))

@@ -270,15 +270,19 @@ pub fn blesses(command_line: &Layer, harness: &Layer) -> bool {
 }
 
 /// The settings of a run on the manifest at `path`: `command_line` over the environment over
-/// `harness`, then the defaults. `replay` is the command line that replays a `--server-cmd`
+/// `harness` over `file` (`holon-test.toml`), then the defaults. The builder is above the file:
+/// it is code in one test target, the more specific of the two (a package's targets share one
+/// file), and a setting a target asks for in code is never undone by a file beside it. `replay` is the command line that replays a `--server-cmd`
 /// run (without its seed and trial); without one, the replay command is `cargo holon-test`.
 pub fn resolve(
     command_line: &Layer,
     harness: &Layer,
+    file: &Layer,
     path: &Path,
     replay: Option<&str>,
 ) -> Result<Settings, SettingError> {
-    resolve_layers(command_line, &Layer::from_env()?, harness, path, replay)
+    let below = harness.clone().over(file);
+    resolve_layers(command_line, &Layer::from_env()?, &below, path, replay)
 }
 
 /// [`resolve`] with the environment's layer given.

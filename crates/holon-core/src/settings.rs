@@ -1,0 +1,311 @@
+//! The settings of a run that `holon-test.toml` carries: every one the Rust `Harness` builder
+//! has, so an agent in any language keeps them beside its manifest:
+//!
+//! ```toml
+//! [server]
+//! startup_timeout_s = 60        # --startup-timeout
+//! protocol = "2025-11-25"       # --protocol: auto, 2026-07-28 or 2025-11-25
+//!
+//! [explore]
+//! cases = 7                     # --explore-cases
+//! seed = 42                     # --explore-seed (an integer, or "0x2a")
+//! differential = false          # whether explore::mcp must answer as the function does
+//!
+//! [run]
+//! concurrency = 4               # --concurrency
+//! faults = false                # --faults
+//! junit = "holon-junit.xml"     # --junit, beside this file
+//! ```
+//!
+//! Here each value is read for its TOML type and kept as the text its flag would take, with
+//! where it is; the harness parses it with the parser of that flag (and of its variable), so a
+//! value means one thing in every layer, and a value out of bounds is refused at its line.
+
+use std::borrow::Cow;
+
+use toml::Spanned;
+use toml::de::DeValue;
+
+use crate::check::Problem;
+use crate::manifest::yaml::Loc;
+use crate::tables::{loc, not_one, wrong_type};
+
+/// What TOML value a setting takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// An integer of at least 0.
+    Whole,
+    /// An integer of at least 0, or a string (`"0x2a"`).
+    Seed,
+    /// A number of seconds, integer or float.
+    Seconds,
+    /// `true` or `false`.
+    Switch,
+    /// A string.
+    Text,
+}
+
+/// One setting the file may give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Key {
+    /// Its table (`explore`).
+    pub table: &'static str,
+    /// Its key in the table (`cases`).
+    pub key: &'static str,
+    /// The command-line flag it stands for, below which it sits.
+    pub flag: &'static str,
+    kind: Kind,
+}
+
+/// Every setting the file may give, by table.
+pub const KEYS: [Key; 8] = [
+    Key {
+        table: "server",
+        key: "startup_timeout_s",
+        flag: "--startup-timeout",
+        kind: Kind::Seconds,
+    },
+    Key {
+        table: "server",
+        key: "protocol",
+        flag: "--protocol",
+        kind: Kind::Text,
+    },
+    Key {
+        table: "explore",
+        key: "cases",
+        flag: "--explore-cases",
+        kind: Kind::Whole,
+    },
+    Key {
+        table: "explore",
+        key: "seed",
+        flag: "--explore-seed",
+        kind: Kind::Seed,
+    },
+    Key {
+        table: "explore",
+        key: "differential",
+        flag: "`Harness::explore_differential`",
+        kind: Kind::Switch,
+    },
+    Key {
+        table: "run",
+        key: "concurrency",
+        flag: "--concurrency",
+        kind: Kind::Whole,
+    },
+    Key {
+        table: "run",
+        key: "faults",
+        flag: "--faults",
+        kind: Kind::Switch,
+    },
+    Key {
+        table: "run",
+        key: "junit",
+        flag: "--junit",
+        kind: Kind::Text,
+    },
+];
+
+/// The tables that hold settings only.
+pub const TABLES: [&str; 2] = ["explore", "run"];
+
+/// A setting the file gives: which, its value as its flag would take it (`on` and `off` for a
+/// switch), and where it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setting {
+    /// Which setting.
+    pub key: Key,
+    /// The value, as text.
+    pub text: String,
+    /// Its JSON pointer in the file (`/explore/cases`).
+    pub pointer: String,
+    /// Where the value is.
+    pub at: Loc,
+}
+
+/// The keys of `table`.
+pub(crate) fn keys(table: &str) -> impl Iterator<Item = &'static str> + '_ {
+    KEYS.iter().filter(move |k| k.table == table).map(|k| k.key)
+}
+
+/// A table that holds settings only (`[explore]`, `[run]`): each key known, each value of its
+/// kind.
+pub(crate) fn read_table(
+    text: &str,
+    table: &str,
+    value: &Spanned<DeValue<'_>>,
+    problems: &mut Vec<Problem>,
+    into: &mut Vec<Setting>,
+) {
+    let at = format!("/{table}");
+    let Some(fields) = value.get_ref().as_table() else {
+        problems.push(wrong_type(
+            text,
+            &at,
+            value,
+            &format!("a table (`[{table}]`)"),
+        ));
+        return;
+    };
+    for (field, v) in fields.iter() {
+        if !read_key(text, table, field, v, problems, into) {
+            let name = field.get_ref().as_ref();
+            let known: Vec<&str> = keys(table).collect();
+            problems.push(crate::tables::unknown(
+                name,
+                format!("{at}/{}", crate::pointer::escape(name)),
+                loc(text, field.span().start),
+                &format!("`[{table}]`"),
+                &known,
+                &format!("`[{table}]` has {}", listed(&known)),
+            ));
+        }
+    }
+}
+
+/// `field` of `table`, when it is a setting: its value read into `into`, or its problem said;
+/// `false` when the field is no setting (for the table to say what else it is).
+pub(crate) fn read_key(
+    text: &str,
+    table: &str,
+    field: &Spanned<Cow<'_, str>>,
+    value: &Spanned<DeValue<'_>>,
+    problems: &mut Vec<Problem>,
+    into: &mut Vec<Setting>,
+) -> bool {
+    let name = field.get_ref().as_ref();
+    let Some(key) = KEYS.iter().find(|k| k.table == table && k.key == name) else {
+        return false;
+    };
+    let pointer = format!("/{table}/{}", crate::pointer::escape(name));
+    let whole = |v: &DeValue<'_>| match v {
+        DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
+            .ok()
+            .filter(|n| *n >= 0)
+            .map(|n| n.to_string()),
+        _ => None,
+    };
+    let read = match (key.kind, value.get_ref()) {
+        (Kind::Whole | Kind::Seed, v @ DeValue::Integer(_)) => whole(v),
+        (Kind::Seed | Kind::Text, DeValue::String(s)) => Some(s.to_string()),
+        (Kind::Seconds, DeValue::Integer(i)) => Some(i.as_str().to_string()),
+        (Kind::Seconds, DeValue::Float(f)) => Some(f.as_str().to_string()),
+        (Kind::Switch, DeValue::Boolean(on)) => Some(if *on { "on" } else { "off" }.to_string()),
+        _ => {
+            let want = match key.kind {
+                Kind::Whole => "a whole number",
+                Kind::Seed => "a whole number, or a string (`\"0x2a\"`)",
+                Kind::Seconds => "a number of seconds",
+                Kind::Switch => "`true` or `false`",
+                Kind::Text => "a string",
+            };
+            problems.push(wrong_type(text, &pointer, value, want));
+            return true;
+        }
+    };
+    match read {
+        Some(text_value) => into.push(Setting {
+            key: *key,
+            text: text_value,
+            pointer,
+            at: loc(text, value.span().start),
+        }),
+        None => problems.push(not_one(
+            text,
+            pointer,
+            name,
+            value,
+            "a whole number of at least 0",
+        )),
+    }
+    true
+}
+
+/// `` `a`, `b` and `c` ``.
+fn listed(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    fn problems(text: &str) -> Vec<(String, String, u64, Option<String>)> {
+        match crate::config::parse(text, Path::new("holon-test.toml")) {
+            Ok(_) => Vec::new(),
+            Err(report) => (report.diagnostics.iter())
+                .map(|d| {
+                    (
+                        d.check.to_string(),
+                        d.pointer.clone(),
+                        d.line,
+                        d.hint.clone(),
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn each_setting_reads_back_as_its_flag_would_take_it() {
+        let config = crate::config::parse(
+            "[server]\nstartup_timeout_s = 1.5\n\n[explore]\ncases = 7\nseed = 0x2a\ndifferential = false\n\n[run]\njunit = \"j.xml\"\n",
+            Path::new("holon-test.toml"),
+        )
+        .expect("accepted");
+        let read: Vec<(&str, &str, u64)> = (config.settings.iter())
+            .map(|s| (s.key.key, s.text.as_str(), s.at.line))
+            .collect();
+        assert_eq!(
+            read,
+            [
+                ("startup_timeout_s", "1.5", 2),
+                ("cases", "7", 5),
+                ("seed", "42", 6),
+                ("differential", "off", 7),
+                ("junit", "j.xml", 10),
+            ]
+        );
+        // Settings alone in `[server]`: no command, and none missing.
+        assert_eq!(config.server, None);
+    }
+
+    #[test]
+    fn a_wrong_type_a_negative_number_and_an_unknown_key_are_located() {
+        let found = problems(
+            "[explore]\ncases = \"7\"\nseeds = 1\n\n[run]\nconcurrency = -2\nfaults = \"off\"\n\n[server]\ncommand = \"x\"\nprotocl = \"auto\"\n",
+        );
+        let at: Vec<(&str, &str, u64)> = (found.iter())
+            .map(|(c, p, l, _)| (c.as_str(), p.as_str(), *l))
+            .collect();
+        assert_eq!(
+            at,
+            [
+                ("wrong-type", "/explore/cases", 2),
+                ("unknown-field", "/explore/seeds", 3),
+                ("invalid-value", "/run/concurrency", 6),
+                ("wrong-type", "/run/faults", 7),
+                ("unknown-field", "/server/protocl", 11),
+            ],
+            "{found:?}"
+        );
+        assert_eq!(found[1].3.as_deref(), Some("did you mean `seed`?"));
+        assert_eq!(found[4].3.as_deref(), Some("did you mean `protocol`?"));
+        let table = problems("explore = 3\n");
+        assert_eq!(table[0].0, "wrong-type", "{table:?}");
+        let unknown = problems("[run]\nzzz = 1\n");
+        assert_eq!(
+            unknown[0].3.as_deref(),
+            Some("`[run]` has `concurrency`, `faults` and `junit`"),
+            "{unknown:?}"
+        );
+    }
+}
