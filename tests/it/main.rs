@@ -30,6 +30,7 @@ mod scaffold;
 mod settings_file;
 mod supervision;
 mod tidy;
+mod types;
 mod upstream;
 mod util;
 

@@ -428,8 +428,19 @@ fn the_typescript_and_python_templates_pin_what_their_offline_tests_install() {
         .map(str::trim)
         .filter_map(|l| l.strip_prefix('"').and_then(|l| l.strip_suffix("\",")))
         .collect();
-    assert_eq!(named, ["mcp==2.3.0", "pyyaml==6.0.3"], "{pyproject}");
-    for requirement in named {
+    // Every module the adapter imports (uvicorn too), then the dev group: the kit and mypy.
+    assert_eq!(
+        named,
+        [
+            "mcp==2.3.0",
+            "pyyaml==6.0.3",
+            "uvicorn==0.54.0",
+            "holon-test=={{kit_version}}",
+            "mypy==2.4.1"
+        ],
+        "{pyproject}"
+    );
+    for requirement in named.iter().filter(|r| !r.starts_with("holon-test")) {
         let (name, version) = requirement.split_once("==").unwrap();
         assert_eq!(
             pinned.get(name).map(String::as_str),
@@ -438,7 +449,7 @@ fn the_typescript_and_python_templates_pin_what_their_offline_tests_install() {
         );
     }
     assert!(
-        pyproject.contains("dev = [\"holon-test=={{kit_version}}\"]"),
+        pyproject.contains("dev = [\n    \"holon-test=={{kit_version}}\","),
         "{pyproject}"
     );
 }
@@ -543,6 +554,76 @@ fn assert_rerun_runs_as_printed(
 
 const REGISTRY_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
 
+/// The agent and the types of its manifest (`holon.types.ts`, `holon_types.py`), through the
+/// author's own commands (`kit`: `npx holon-test ARGS`, `uv run holon-test ARGS`; `check`: `tsc`,
+/// `mypy`): an edit of the agent runs at once, with no build; an undeclared code fails the type
+/// check; a new required output field makes a run say the types are out of date, naming the
+/// command in the author's words, and once they are written again fails the type check.
+fn assert_the_types_hold(
+    agent: &Path,
+    (file, answer, edited, code): (&str, &str, &str, &str),
+    kit: &dyn Fn(&[&str]) -> Output,
+    check: &dyn Fn() -> Output,
+    form: &str,
+) {
+    let passed = check();
+    assert!(passed.status.success(), "{}", text(&passed));
+    let path = agent.join(file);
+    let source = std::fs::read_to_string(&path).expect("the agent");
+    let edit = |from: &str, to: &str| {
+        assert!(source.contains(from), "`{from}` in {source}");
+        std::fs::write(&path, source.replacen(from, to, 1)).expect("an edit");
+    };
+
+    // The edit is what runs: the example it changes fails, with no build in between.
+    edit(answer, edited);
+    let run = kit(&[]);
+    assert!(
+        failed_trials(&run).contains(&"mcp::a sentence".to_string()),
+        "{}",
+        text(&run)
+    );
+    // A code holon.yaml does not declare.
+    edit(code, &code.replace("empty_text", "text_too_long"));
+    let undeclared = check();
+    assert!(!undeclared.status.success(), "{}", text(&undeclared));
+    assert!(
+        text(&undeclared).contains("text_too_long"),
+        "{}",
+        text(&undeclared)
+    );
+    std::fs::write(&path, &source).expect("restore");
+
+    // A new required output field, in the schema and the examples.
+    let manifest = agent.join("holon.yaml");
+    let original = std::fs::read_to_string(&manifest).expect("the manifest");
+    let changed = original
+        .replace("required: [words, longest]", "required: [words, longest, lines]")
+        .replace(
+            "        description: The longest such word, the first one on a tie.\n",
+            "        description: The longest such word, the first one on a tie.\n      lines:\n        type: integer\n        minimum: 0\n        description: The lines of the text.\n",
+        )
+        .replace("longest: examples }", "longest: examples, lines: 1 }")
+        .replace("longest: server }", "longest: server, lines: 1 }");
+    assert_eq!(changed.matches("lines").count(), 5, "{changed}");
+    std::fs::write(&manifest, &changed).expect("a new field");
+    let listed = kit(&["--", "--list"]);
+    let said = format!(
+        "is out of date with `holon.yaml`: its types are not the manifest's `interface` any more (run `{form} types`)"
+    );
+    assert!(text(&listed).contains(&said), "{said}\n{}", text(&listed));
+    let types = kit(&["types"]);
+    assert!(types.status.success(), "{}", text(&types));
+    let missing = check();
+    assert!(!missing.status.success(), "{}", text(&missing));
+    assert!(text(&missing).contains("lines"), "{}", text(&missing));
+    std::fs::write(&manifest, original).expect("restore");
+    let types = kit(&["types"]);
+    assert!(types.status.success(), "{}", text(&types));
+    let passed = check();
+    assert!(passed.status.success(), "{}", text(&passed));
+}
+
 #[test]
 fn the_typescript_quick_start_works_as_written_with_no_rust_and_names_a_drifted_example() {
     use crate::util::dist::{Machine, dist};
@@ -574,6 +655,23 @@ fn the_typescript_quick_start_works_as_written_with_no_rust_and_names_a_drifted_
     let (first, took) = timed(npm("npm", &agent).arg("test"), REGISTRY_LIMIT);
     eprintln!("the TypeScript template's first `npm test`: {took:.2?}");
     assert_template_passed(&first);
+    assert_the_types_hold(
+        &agent,
+        (
+            "agent.ts",
+            "return { words: words.length, longest };",
+            "return { words: words.length, longest: longest.toUpperCase() };",
+            "ctx.fail('empty_text'",
+        ),
+        &|args| {
+            npm("npx", &agent)
+                .arg("holon-test")
+                .args(args)
+                .output_within(REGISTRY_LIMIT)
+        },
+        &|| npm("npx", &agent).arg("tsc").output_within(REGISTRY_LIMIT),
+        "npx holon-test",
+    );
     drift_and_assert_named(&agent, &mut || {
         npm("npm", &agent).arg("test").output_within(REGISTRY_LIMIT)
     });
@@ -613,6 +711,27 @@ fn the_python_quick_start_works_as_written_with_no_rust_and_names_a_drifted_exam
     let (first, took) = timed(uv("uv", &agent).args(["run", "holon-test"]), REGISTRY_LIMIT);
     eprintln!("the Python template's first `uv run holon-test`, its install included: {took:.2?}");
     assert_template_passed(&first);
+    assert_the_types_hold(
+        &agent,
+        (
+            "agent.py",
+            "return {\"words\": len(words), \"longest\": longest}",
+            "return {\"words\": len(words), \"longest\": longest.upper()}",
+            "ctx.fail(\"empty_text\"",
+        ),
+        &|args| {
+            uv("uv", &agent)
+                .args(["run", "holon-test"])
+                .args(args)
+                .output_within(REGISTRY_LIMIT)
+        },
+        &|| {
+            uv("uv", &agent)
+                .args(["run", "mypy"])
+                .output_within(REGISTRY_LIMIT)
+        },
+        "uv run holon-test",
+    );
     drift_and_assert_named(&agent, &mut || {
         uv("uv", &agent)
             .args(["run", "holon-test"])
@@ -775,13 +894,12 @@ fn the_typescript_and_python_adapters_keep_the_runtimes_wire_contract_in_both_er
             source.replace(anchor, &format!("{prelude}{anchor}")),
         )
         .expect("write");
+        // Node runs the TypeScript as it is: no build. (An undeclared code fails `tsc`, which
+        // this agent is not held to: a JavaScript caller of `ctx.fail` is not either.)
+        let node = crate::util::paths::node22();
         let (program, args): (&str, &[&str]) = if lang == "typescript" {
             std::os::unix::fs::symlink(&modules, agent.join("node_modules")).expect("link");
-            let build = Command::new(modules.join(".bin/tsc"))
-                .current_dir(&agent)
-                .output_within(RUN_LIMIT);
-            assert!(build.status.success(), "tsc: {}", text(&build));
-            ("node", &["dist/holon.js"])
+            (node.to_str().expect("a UTF-8 path"), &["holon.ts"])
         } else {
             ("python3", &["holon.py"])
         };

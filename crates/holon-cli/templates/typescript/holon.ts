@@ -13,7 +13,11 @@
 //   protocol eras: 2025-11-25 (`initialize`) and 2026-07-28 (`server/discover`, `_meta` on
 //   every request). SIGTERM lets the calls in flight finish, `timeout_s` + 5 s at most.
 // - The input was already checked against `interface.input` by the gateway (and by
-//   `holon-test`), so `run` can trust its types.
+//   `holon-test`), so `run` can trust its types: `holon.types.ts`, which `npx holon-test types`
+//   writes from holon.yaml.
+//
+// Node runs this file as it is (`node holon.ts`: Node 22.18 or later strips the types), so the
+// server always runs what you last wrote, and a stack trace points at these lines.
 
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -28,23 +32,16 @@ import {
 import { localhostHostValidation, localhostOriginValidation, toNodeHandler } from '@modelcontextprotocol/node';
 import { parse } from 'yaml';
 
-import { type Input, run } from './agent.js';
-
-/** What `run` gets beside its input. */
-export interface Ctx {
-  /** A declared failure, to throw: `throw ctx.fail('empty_text', 'the text is empty')`. */
-  fail(code: string, message: string): Failure;
-  /** Aborted when the run passes `timeout_s`: stop working then, the answer is `timeout`. */
-  signal: AbortSignal;
-}
+import { run } from './agent.ts';
+import type { Ctx, ErrorCode, Input } from './holon.types.ts';
 
 /** A declared failure: `code` is one of `interface.errors`. */
-export class Failure extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
+class Failure extends Error {
+  readonly code: string;
+
+  constructor(code: ErrorCode, message: string) {
     super(message);
+    this.code = code;
   }
 }
 
@@ -56,9 +53,8 @@ interface Manifest {
   runtime: { tool: string; limits?: { timeout_s?: number; max_input_bytes?: number } };
 }
 
-// dist/holon.js is built from this file: the manifest is one folder up. `HOLON_MANIFEST`
-// names another, as it does for the Rust runtime.
-const manifestPath = process.env.HOLON_MANIFEST ?? new URL('../holon.yaml', import.meta.url);
+// The manifest beside this file; `HOLON_MANIFEST` names another, as it does for the Rust runtime.
+const manifestPath = process.env.HOLON_MANIFEST ?? new URL('./holon.yaml', import.meta.url);
 const manifest = parse(readFileSync(manifestPath, 'utf8')) as Manifest;
 const declared = new Set((manifest.interface.errors ?? []).map((e) => e.code));
 const timeoutS = manifest.runtime.limits?.timeout_s ?? 30;
