@@ -19,6 +19,7 @@ mod eras;
 mod explore;
 mod faults;
 mod files;
+mod function_mode;
 mod hardening;
 mod harness;
 mod measure;

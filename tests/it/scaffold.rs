@@ -461,11 +461,17 @@ fn timed(command: &mut Command, limit: std::time::Duration) -> (Output, std::tim
     (out, start.elapsed())
 }
 
-/// Every example passed through the server, and explore; the output's first lines on failure.
+/// Every example passed through the agent function (the adapter's function mode) and through the
+/// server, and explore through each; the output's first lines on failure.
 fn assert_template_passed(run: &Output) {
     let out = text(run);
     assert!(run.status.success(), "{out}");
     for trial in [
+        "function::a sentence",
+        "function::short words left out",
+        "function::an empty text",
+        "function::no word long enough",
+        "explore::function",
         "mcp::tools/list",
         "mcp::a sentence",
         "mcp::short words left out",
@@ -480,7 +486,8 @@ fn assert_template_passed(run: &Output) {
     }
 }
 
-/// The first example's output changed in holon.yaml: the run fails, naming that example only.
+/// The first example's output changed in holon.yaml: the run fails, naming that example only, in
+/// both passes.
 fn drift_and_assert_named(agent: &Path, run: &mut dyn FnMut() -> Output) {
     let manifest = agent.join("holon.yaml");
     let original = std::fs::read_to_string(&manifest).expect("the manifest");
@@ -497,12 +504,16 @@ fn drift_and_assert_named(agent: &Path, run: &mut dyn FnMut() -> Output) {
     failed.sort();
     assert_eq!(
         failed,
-        ["mcp::2025-11-25::a sentence", "mcp::a sentence"],
+        [
+            "function::a sentence",
+            "mcp::2025-11-25::a sentence",
+            "mcp::a sentence"
+        ],
         "{}",
         text(&out)
     );
     assert!(
-        text(&out).contains("(the same cause as `mcp::a sentence`, reported in full)"),
+        text(&out).contains("(the same cause as `function::a sentence`, reported in full)"),
         "{}",
         text(&out)
     );
@@ -548,7 +559,10 @@ fn assert_rerun_runs_as_printed(
         "{replay}:\n{}",
         text(&again)
     );
-    assert_eq!(failed_trials(&again), ["explore::mcp"], "{}", text(&again));
+    // The trial it replays, `explore::function` or `explore::mcp`, fails again, alone.
+    let trial = replay.rsplit(' ').next().unwrap_or_default();
+    assert!(trial.starts_with("explore::"), "{replay}");
+    assert_eq!(failed_trials(&again), [trial], "{}", text(&again));
     std::fs::write(&path, original).expect("restore");
 }
 

@@ -383,7 +383,7 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
                 command::shell_quote(&manifest.display().to_string()),
                 command::shell_quote(server)
             );
-            (server.clone(), replay)
+            ((server.clone(), None), replay)
         }
         // A Cargo package is tested by its test target, both passes; any other agent by the
         // server command its `holon-test.toml` names.
@@ -397,11 +397,11 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
                     replay.push_str(" --manifest ");
                     replay.push_str(&command::shell_quote(&manifest.display().to_string()));
                 }
-                (server.command, replay)
+                ((server.command, server.function), replay)
             }
             None => {
                 eprintln!(
-                    "error: no server to test: `{}` is not in a Cargo package and `{}` names no server command\n  = hint: add to `{}`:\n\n    [server]\n    command = \"node dist/holon.js\"   # what starts the agent's MCP server, run with `PORT` set\n\n  or pass `--server-cmd \"CMD\"`",
+                    "error: no server to test: `{}` is not in a Cargo package and `{}` names no server command\n  = hint: add to `{}`:\n\n    [server]\n    command = \"node holon.ts\"   # what starts the agent's MCP server, run with `PORT` set\n\n  or pass `--server-cmd \"CMD\"`",
                     manifest.display(),
                     holon_core::config::FILE,
                     folder_of(&manifest)

@@ -5,7 +5,8 @@
 //!
 //! ```toml
 //! [server]
-//! command = "node dist/holon.js"   # run in this folder with `PORT` set
+//! command = "node holon.ts"   # run in this folder with `PORT` set
+//! function = "node holon.ts --function"   # optional: the adapter's function mode
 //!
 //! [upstreams.model]            # a name of the author's choosing
 //! env = "OPENAI_BASE_URL"      # the variable the agent reads the service's base URL from
@@ -56,6 +57,9 @@ pub struct TestConfig {
 pub struct ServerCommand {
     /// The command, run with `sh -c` in the manifest's folder with `PORT` set.
     pub command: String,
+    /// The command that starts the adapter's function mode (the agent function alone, for the
+    /// function pass), run the same way, when the file names one.
+    pub function: Option<String>,
 }
 
 /// One service the agent calls.
@@ -221,8 +225,8 @@ fn read_root(
     (server, upstreams)
 }
 
-/// `[server]`: `command`, a command line that is not blank, and the settings of the server
-/// (`startup_timeout_s`, `protocol`).
+/// `[server]`: `command` and `function`, command lines that are not blank (`function` with a
+/// `command` beside it), and the settings of the server (`startup_timeout_s`, `protocol`).
 fn read_server(
     text: &str,
     value: &Spanned<DeValue<'_>>,
@@ -239,26 +243,19 @@ fn read_server(
         return None;
     };
     let before = problems.len();
-    let mut command = None;
+    let (mut command, mut function) = (None, None);
     for (field, v) in table.iter() {
         if run_settings::read_key(text, "server", field, v, problems, settings) {
             continue;
         }
         let field_name = field.get_ref().as_ref();
         let here = format!("/server/{}", crate::pointer::escape(field_name));
-        match field_name {
-            "command" => match v.get_ref().as_str() {
-                Some(c) if !c.trim().is_empty() => command = Some(c.to_string()),
-                Some(_) => problems.push(Problem::new(
-                    "invalid-value",
-                    here,
-                    loc(text, v.span().start),
-                    "the server's `command` is empty",
-                )),
-                None => problems.push(wrong_type(text, &here, v, "a string")),
-            },
+        let slot = match field_name {
+            "command" => &mut command,
+            "function" => &mut function,
             other => {
-                let known: Vec<&str> = std::iter::once("command")
+                let known: Vec<&str> = ["command", "function"]
+                    .into_iter()
                     .chain(run_settings::keys("server"))
                     .collect();
                 problems.push(unknown(
@@ -267,12 +264,23 @@ fn read_server(
                     loc(text, field.span().start),
                     "`[server]`",
                     &known,
-                    "`[server]` has `command`, `startup_timeout_s` and `protocol`",
+                    "`[server]` has `command`, `function`, `startup_timeout_s` and `protocol`",
                 ));
+                continue;
             }
+        };
+        match v.get_ref().as_str() {
+            Some(c) if !c.trim().is_empty() => *slot = Some(c.to_string()),
+            Some(_) => problems.push(Problem::new(
+                "invalid-value",
+                here,
+                loc(text, v.span().start),
+                format!("the server's `{field_name}` is empty"),
+            )),
+            None => problems.push(wrong_type(text, &here, v, "a string")),
         }
     }
-    if command.is_none() && problems.len() == before && table.is_empty() {
+    if command.is_none() && problems.len() == before && (table.is_empty() || function.is_some()) {
         problems.push(
             Problem::new(
                 "missing-field",
@@ -280,13 +288,13 @@ fn read_server(
                 find_table(text, "[server]"),
                 "`[server]` has no `command`",
             )
-            .hint("name the command that starts the agent's MCP server, e.g. `command = \"node dist/holon.js\"`"),
+            .hint("name the command that starts the agent's MCP server, e.g. `command = \"node holon.ts\"`"),
         );
     }
     if problems.len() > before {
         return None;
     }
-    command.map(|command| ServerCommand { command })
+    command.map(|command| ServerCommand { command, function })
 }
 
 fn read_upstream(
@@ -660,16 +668,20 @@ mod tests {
     #[test]
     fn a_server_command_reads_back_beside_the_upstreams() {
         let config = parse(
-            "[server]\ncommand = \"node dist/holon.js\"\n\n[upstreams.model]\nenv = \"OPENAI_BASE_URL\"\n",
+            "[server]\ncommand = \"node holon.ts\"\nfunction = \"node holon.ts --function\"\n\n[upstreams.model]\nenv = \"OPENAI_BASE_URL\"\n",
             Path::new("holon-test.toml"),
         )
         .expect("accepted");
         assert_eq!(
             config.server,
             Some(ServerCommand {
-                command: "node dist/holon.js".into()
+                command: "node holon.ts".into(),
+                function: Some("node holon.ts --function".into()),
             })
         );
+        // A function mode with no server beside it: the MCP pass needs one.
+        let found = problems("[server]\nfunction = \"node holon.ts --function\"\n");
+        assert_eq!(found[0].0, "missing-field", "{found:?}");
         assert_eq!(config.upstreams.len(), 1);
         let none = parse(
             "[upstreams.model]\nenv = \"X\"\n",

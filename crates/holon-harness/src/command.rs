@@ -45,15 +45,23 @@ pub fn read_config(dir: &Path) -> Result<Option<holon_core::config::TestConfig>,
 pub type CommandLine = Layer;
 
 /// A `--server-cmd` run: the publish checks' warnings were printed already; `replay` is the
-/// command line that runs it again (explore's reports add the seed and the trial).
+/// command line that runs it again (explore's reports add the seed and the trial). With
+/// `function`, the command of the adapter's function mode (`[server] function`), the function
+/// pass runs first, through it.
 pub fn run_server_command(
     manifest: &Path,
-    server: String,
+    (server, function): (String, Option<String>),
     given: CommandLine,
     replay: String,
     args: &Arguments,
 ) -> u8 {
     let mut harness = Harness::new(manifest).server_command(server);
+    if let Some(function) = function {
+        let adapter =
+            crate::adapter::Adapter::new(function, holon_core::manifest::folder_of(manifest));
+        harness.agent = Some(std::sync::Arc::new(adapter.clone()));
+        harness.adapter = Some(adapter);
+    }
     harness.command_line = given;
     harness.replay = Some(replay);
     harness.checks_shown = true;

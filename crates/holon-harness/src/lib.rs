@@ -18,6 +18,7 @@ compile_error!(
     "the holon-kit harness (the `harness` and `cli` features, `cargo holon-test`) runs on Linux and macOS; on Windows, run it under WSL (the `runtime` feature, what an agent ships, builds on Windows)"
 );
 
+mod adapter;
 pub mod command;
 mod compare;
 mod config_layer;
@@ -103,6 +104,8 @@ pub struct Harness {
     server_env: Vec<(String, String)>,
     /// The headers and the extra TLS roots of a `--url` run.
     remote: (Vec<remote::Header>, Option<PathBuf>),
+    /// The adapter's function mode, when it is the agent function (`[server] function`).
+    adapter: Option<adapter::Adapter>,
     checks_shown: bool,
 }
 
@@ -118,6 +121,7 @@ impl Harness {
             replay: None,
             server_env: Vec::new(),
             remote: (Vec::new(), None),
+            adapter: None,
             // `cargo holon-test` printed them already before it ran this test target.
             checks_shown: std::env::var_os(settings::CHECKS_SHOWN).is_some(),
         }
@@ -250,6 +254,9 @@ impl Harness {
             Ok(None) => return exit::REFUSED,
             Err(error) => return error.report(use_color(args)),
         };
+        if let Some(adapter) = &self.adapter {
+            adapter.startup(run.settings.startup);
+        }
         // A measured run stopped by a signal still says what ran: its report comes first.
         let _last_words = run.meter.clone().map(|meter| {
             let words: Arc<dyn Fn() + Send + Sync> = Arc::new(move || meter.interrupted());
@@ -615,6 +622,10 @@ impl Harness {
                 "\n--- server output (last lines) ---\n{}\n---",
                 scrub(&output)
             );
+        }
+        let function = self.adapter.as_ref().and_then(|a| a.stop());
+        if let Some(output) = function.filter(|_| conclusion.has_failed()) {
+            eprintln!("\n{}", scrub(&output));
         }
         for note in passes.iter().filter_map(|p| p.retry_note()) {
             eprintln!("\n{}", scrub(&note));

@@ -16,6 +16,12 @@ holds it to that.
   `holon-test`), so `run` can trust its types: `holon_types.py`, which `uv run holon-test
   types` writes from holon.yaml.
 
+- `python holon.py --function`: the function mode `holon-test` runs its `function::` trials
+  through, before the MCP pass: `run` alone, with no MCP in between, over one connection on
+  127.0.0.1:$PORT as JSON lines (`{"id", "input"}` in; `{"id", "output"}`, `{"id", "fail"}` or
+  `{"id", "crash"}` out; `{"id", "cancel"}` cancels the call's task). What `run` prints does
+  not touch that connection.
+
     python holon.py        # in the project's environment: `uv run python holon.py`
 """
 
@@ -132,6 +138,46 @@ async def call_tool(ctx, params) -> types.CallToolResult:
     return await call(params.arguments or {})
 
 
+async def direct(call_id: int, arguments: dict) -> dict:
+    """One call of the function mode: `run` alone, its end as it came (`holon-test` judges it)."""
+    try:
+        return {"id": call_id, "output": await agent.run(arguments, Ctx())}
+    except Failure as f:
+        return {"id": call_id, "fail": {"code": f.code, "message": f.message}}
+    except Exception as e:
+        return {"id": call_id, "crash": f"{type(e).__name__}: {e}"}
+
+
+async def function_mode(host: str, port: int) -> None:
+    """The function mode: the calls of one connection, each in flight until it ends."""
+
+    async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        running: dict[int, asyncio.Task] = {}
+
+        async def answer(call_id: int, arguments: dict) -> None:
+            reply = await direct(call_id, arguments)
+            running.pop(call_id, None)
+            writer.write((json.dumps(reply) + "\n").encode())
+            await writer.drain()
+
+        while line := await reader.readline():
+            request = json.loads(line)
+            if request.get("cancel"):
+                task = running.pop(request["id"], None)
+                if task is not None:
+                    task.cancel()
+                continue
+            running[request["id"]] = asyncio.create_task(answer(request["id"], request.get("input", {})))
+        for task in running.values():
+            task.cancel()
+
+    # A line holds an input as large as the largest the gateway admits.
+    server = await asyncio.start_server(connection, host, port, limit=2 * MAX_INPUT_BYTES + 64 * 1024)
+    print(f"{MANIFEST['name']} {MANIFEST['version']}: function mode on {host}:{port}", file=sys.stderr, flush=True)
+    async with server:
+        await server.serve_forever()
+
+
 def from_env(name: str, default: str) -> str:
     return os.environ.get(name) or default
 
@@ -142,6 +188,9 @@ def main() -> None:
         port = int(from_env("PORT", "8080"))
     except ValueError:
         sys.exit(f"error: `PORT` is not a port number: {os.environ.get('PORT')!r}")
+    if "--function" in sys.argv:
+        asyncio.run(function_mode(host, port))
+        return
     server = Server(
         MANIFEST["name"],
         version=MANIFEST["version"],

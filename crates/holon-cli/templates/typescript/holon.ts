@@ -16,11 +16,18 @@
 //   `holon-test`), so `run` can trust its types: `holon.types.ts`, which `npx holon-test types`
 //   writes from holon.yaml.
 //
+// - `node holon.ts --function`: the function mode `holon-test` runs its `function::` trials
+//   through, before the MCP pass: `run` alone, with no MCP in between, over one connection on
+//   127.0.0.1:$PORT as JSON lines (`{"id", "input"}` in; `{"id", "output"}`, `{"id", "fail"}`
+//   or `{"id", "crash"}` out; `{"id", "cancel"}` aborts `ctx.signal`). What `run` prints does
+//   not touch that connection.
+//
 // Node runs this file as it is (`node holon.ts`: Node 22.18 or later strips the types), so the
 // server always runs what you last wrote, and a stack trace points at these lines.
 
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { createServer as createListener } from 'node:net';
 import {
   type CallToolResult,
   createMcpHandler,
@@ -145,6 +152,54 @@ function server(): Server {
   return instance;
 }
 
+/** One call of the function mode: `run` alone, its end as it came (`holon-test` judges it). */
+async function direct(id: number, input: Record<string, unknown>, signal: AbortSignal): Promise<object> {
+  const ctx: Ctx = { fail: (code, message) => new Failure(code, message), signal };
+  try {
+    return { id, output: await run(input as unknown as Input, ctx) };
+  } catch (e) {
+    if (e instanceof Failure) {
+      return { id, fail: { code: e.code, message: e.message } };
+    }
+    return { id, crash: e instanceof Error ? `${e.name}: ${e.message}` : String(e) };
+  }
+}
+
+/** The function mode: the calls of one connection, each in flight until it ends. */
+function functionMode(host: string, port: number): void {
+  const listener = createListener((socket) => {
+    const running = new Map<number, AbortController>();
+    let pending = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => {
+      pending += chunk;
+      for (let end = pending.indexOf('\n'); end >= 0; end = pending.indexOf('\n')) {
+        const request = JSON.parse(pending.slice(0, end)) as { id: number; input?: Record<string, unknown>; cancel?: boolean };
+        pending = pending.slice(end + 1);
+        if (request.cancel === true) {
+          running.get(request.id)?.abort();
+          continue;
+        }
+        const controller = new AbortController();
+        running.set(request.id, controller);
+        void direct(request.id, request.input ?? {}, controller.signal).then((reply) => {
+          running.delete(request.id);
+          socket.write(`${JSON.stringify(reply)}\n`);
+        });
+      }
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      for (const controller of running.values()) {
+        controller.abort();
+      }
+    });
+  });
+  listener.listen(port, host, () => {
+    console.error(`${manifest.name} ${manifest.version}: function mode on ${host}:${port}`);
+  });
+}
+
 function fromEnv(name: string, fallback: string): string {
   const value = process.env[name];
   return value === undefined || value === '' ? fallback : value;
@@ -156,29 +211,38 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
   console.error(`error: \`PORT\` is not a port number: ${JSON.stringify(process.env.PORT)}`);
   process.exit(1);
 }
-// Room for the largest input the gateway admits, and the request around it.
-const maxRequestBodySize = Math.max(4 * 1024 * 1024, 2 * maxInputBytes + 64 * 1024);
-const handler = toNodeHandler(createMcpHandler(server, { maxRequestBodySize }), { maxRequestBodySize });
-const loopback = ['127.0.0.1', 'localhost', '::1'].includes(host);
-const validHost = localhostHostValidation();
-const validOrigin = localhostOriginValidation();
+if (process.argv.includes('--function')) {
+  functionMode(host, port);
+} else {
+  serve(host, port);
+}
 
-const http = createServer((req, res) => {
-  if (new URL(req.url ?? '/', 'http://localhost').pathname !== '/mcp') {
-    res.writeHead(404).end();
-    return;
-  }
-  // On loopback, a browser page must not reach the server through DNS rebinding; elsewhere the
-  // gateway sits in front. A browser's foreign origin is refused everywhere.
-  if ((loopback && !validHost(req, res)) || !validOrigin(req, res)) {
-    return;
-  }
-  void handler(req, res);
-});
-http.listen(port, host, () => {
-  console.error(`${manifest.name} ${manifest.version}: listening on http://${host.includes(':') ? `[${host}]` : host}:${port}/mcp`);
-});
-process.on('SIGTERM', () => {
-  http.close(() => process.exit(0));
-  setTimeout(() => process.exit(0), (timeoutS + 5) * 1000).unref();
-});
+/** The MCP server. */
+function serve(host: string, port: number): void {
+  // Room for the largest input the gateway admits, and the request around it.
+  const maxRequestBodySize = Math.max(4 * 1024 * 1024, 2 * maxInputBytes + 64 * 1024);
+  const handler = toNodeHandler(createMcpHandler(server, { maxRequestBodySize }), { maxRequestBodySize });
+  const loopback = ['127.0.0.1', 'localhost', '::1'].includes(host);
+  const validHost = localhostHostValidation();
+  const validOrigin = localhostOriginValidation();
+
+  const http = createServer((req, res) => {
+    if (new URL(req.url ?? '/', 'http://localhost').pathname !== '/mcp') {
+      res.writeHead(404).end();
+      return;
+    }
+    // On loopback, a browser page must not reach the server through DNS rebinding; elsewhere the
+    // gateway sits in front. A browser's foreign origin is refused everywhere.
+    if ((loopback && !validHost(req, res)) || !validOrigin(req, res)) {
+      return;
+    }
+    void handler(req, res);
+  });
+  http.listen(port, host, () => {
+    console.error(`${manifest.name} ${manifest.version}: listening on http://${host.includes(':') ? `[${host}]` : host}:${port}/mcp`);
+  });
+  process.on('SIGTERM', () => {
+    http.close(() => process.exit(0));
+    setTimeout(() => process.exit(0), (timeoutS + 5) * 1000).unref();
+  });
+}

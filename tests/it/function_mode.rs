@@ -1,0 +1,204 @@
+//! The function pass of a TypeScript or Python agent: the template's adapter in its function
+//! mode (`[server] function`), under the bad input it must survive: an agent that prints to
+//! stdout (the protocol has its own connection), a call that never answers (`timeout` at
+//! `timeout_s`), one that ends the process (that call alone `agent_crashed`, with the
+//! process's last lines, and the process started again for the rest), and an agent module that
+//! does not import (its error shown once, whole, every call failing in one line).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::util::{OutputWithin, PLAIN_BIN, RUN_LIMIT, root, text};
+
+/// The template of `lang` from `new`, ready to run offline: its packages from the interop
+/// folders, Node 22 first on the PATH.
+fn template(lang: &str) -> (tempfile::TempDir, PathBuf) {
+    let home = tempfile::tempdir().expect("a folder");
+    let new = Command::new(PLAIN_BIN)
+        .args(["new", "agent", "--lang", lang])
+        .current_dir(home.path())
+        .output_within(RUN_LIMIT);
+    assert!(new.status.success(), "{}", text(&new));
+    let agent = home.path().join("agent");
+    if lang == "typescript" {
+        let modules = root().join("tests/interop/typescript/node_modules");
+        assert!(modules.is_dir(), "run `.ci/setup-interop` first");
+        std::os::unix::fs::symlink(modules, agent.join("node_modules")).expect("a link");
+    }
+    let bin = home.path().join("bin");
+    std::fs::create_dir(&bin).expect("a folder");
+    std::os::unix::fs::symlink(crate::util::paths::node22(), bin.join("node")).expect("a link");
+    (home, agent)
+}
+
+/// `holon-test` in the agent, explore off.
+fn run(home: &Path, agent: &Path) -> Output {
+    let path = std::env::join_paths(std::iter::once(home.join("bin")).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .expect("a PATH");
+    Command::new(PLAIN_BIN)
+        .args(["--explore-cases", "0"])
+        .current_dir(agent)
+        .env("PATH", path)
+        .env("PYTHONPATH", root().join("target/interop/python"))
+        .env("NO_COLOR", "1")
+        .env_remove("HOLON_PROTOCOL")
+        .env_remove("HOLON_EXPLORE_CASES")
+        .output_within(RUN_LIMIT)
+}
+
+/// The template's function mode, as its `holon-test.toml` names it.
+fn command(lang: &str) -> &'static str {
+    match lang {
+        "typescript" => "node holon.ts --function",
+        _ => "python holon.py --function",
+    }
+}
+
+/// Inserts `planted` before `anchor` in the agent's `file`.
+fn plant(agent: &Path, file: &str, anchor: &str, planted: &str) {
+    let path = agent.join(file);
+    let source = std::fs::read_to_string(&path).expect("the agent");
+    assert!(source.contains(anchor), "{source}");
+    std::fs::write(
+        &path,
+        source.replacen(anchor, &format!("{planted}{anchor}"), 1),
+    )
+    .expect("write");
+}
+
+/// The manifest with an example the agent's planted lines answer badly (`hang`, `exit`) first,
+/// and a `timeout_s` of 5 s; the manifest as it was.
+fn bad_example(agent: &Path, text: &str) -> String {
+    let path = agent.join("holon.yaml");
+    let manifest = std::fs::read_to_string(&path).expect("the manifest");
+    let name = if text == "hang" { "a hang" } else { "an exit" };
+    let changed = manifest.replace("timeout_s: 10", "timeout_s: 5").replacen(
+        "examples:\n",
+        &format!(
+            "examples:\n  - name: {name}\n    input: {{ text: {text} }}\n    output: {{ words: 1, longest: {text} }}\n"
+        ),
+        1,
+    );
+    assert_ne!(manifest, changed);
+    std::fs::write(&path, changed).expect("write");
+    manifest
+}
+
+/// Each trial's line: `ok` or `FAILED`, by name.
+fn outcomes(out: &Output) -> std::collections::BTreeMap<String, bool> {
+    (String::from_utf8_lossy(&out.stdout).lines())
+        .filter_map(|l| l.strip_prefix("test "))
+        .filter_map(|l| {
+            let (name, end) = l.rsplit_once(" ... ")?;
+            Some((name.trim().to_string(), end == "ok"))
+        })
+        .collect()
+}
+
+/// The failure of `trial`, as printed.
+fn failure<'a>(out: &'a str, trial: &str) -> &'a str {
+    let start = out
+        .find(&format!("---- {trial} ----"))
+        .unwrap_or_else(|| panic!("no failure of `{trial}`:\n{out}"));
+    let rest = &out[start..];
+    let end = rest[5..].find("\n---- ").map_or(rest.len(), |e| e + 5);
+    &rest[..end]
+}
+
+fn survives_what_a_function_mode_does_wrong(lang: &str, planted: (&str, &str, &str)) {
+    let (home, agent) = template(lang);
+    let (file, anchor, lines) = planted;
+    plant(&agent, file, anchor, lines);
+    // Each alone: what a call that never answers does to the others is wait its turn.
+    for bad in ["hang", "exit"] {
+        let manifest = bad_example(&agent, bad);
+        let out = run(home.path(), &agent);
+        let printed = text(&out);
+        let ended = outcomes(&out);
+        for good in [
+            "a sentence",
+            "short words left out",
+            "an empty text",
+            "no word long enough",
+        ] {
+            // Printed to stdout at every call, and never taken for an answer; in flight when
+            // the process exited, and answered once it was started again. (The MCP server
+            // the exit ends too is the MCP pass's to report.)
+            assert_eq!(
+                ended.get(&format!("function::{good}")),
+                Some(&true),
+                "{bad}: {printed}"
+            );
+        }
+        if bad == "hang" {
+            let hang = failure(&printed, "function::a hang");
+            assert!(
+                hang.contains("the run passed `runtime.limits.timeout_s` (5 s) and was cancelled")
+                    && hang.contains("gateway status: timeout"),
+                "{hang}"
+            );
+        } else {
+            let exit = failure(&printed, "function::an exit");
+            for needle in [
+                "got `agent_crashed`",
+                "the agent's function mode exited (exit status: 3) during the call; it is started again for the calls after this one. Its last lines:",
+                "leaving now",
+            ] {
+                assert!(exit.contains(needle), "{needle}\n{exit}");
+            }
+        }
+        std::fs::write(agent.join("holon.yaml"), manifest).expect("restore");
+    }
+
+    // An agent module that does not import: said once, whole; each call in one line.
+    let (home, agent) = template(lang);
+    let broken = match lang {
+        "typescript" => "throw new Error('the agent cannot load: MISSING_KEY is unset');\n",
+        _ => "raise RuntimeError(\"the agent cannot load: MISSING_KEY is unset\")\n",
+    };
+    let source = std::fs::read_to_string(agent.join(file)).expect("the agent");
+    std::fs::write(agent.join(file), format!("{broken}{source}")).expect("write");
+    let out = run(home.path(), &agent);
+    let printed = text(&out);
+    // Whole, once, with the module's own error and where it is.
+    let said = format!("error: the agent's function mode (`{}`", command(lang));
+    assert_eq!(printed.matches(&said).count(), 1, "{printed}");
+    let whole = &printed[printed.find(&said).unwrap_or(0)..];
+    assert!(
+        whole.contains("the agent cannot load: MISSING_KEY is unset"),
+        "{printed}"
+    );
+    let at_line_1 = [format!("{file}:1"), format!("{file}\", line 1")];
+    assert!(at_line_1.iter().any(|at| whole.contains(at)), "{printed}");
+    let call = failure(&printed, "function::a sentence");
+    assert!(
+        call.contains("did not start: the server exited before it answered (exit status: 1) (its output is printed above)"),
+        "{call}"
+    );
+}
+
+#[test]
+fn the_typescript_function_mode_survives_prints_hangs_exits_and_a_module_that_does_not_load() {
+    survives_what_a_function_mode_does_wrong(
+        "typescript",
+        (
+            "agent.ts",
+            "  const minLength = input.min_length ?? 1;\n",
+            "  console.log('{\"id\": 1, \"output\": {\"words\": 0, \"longest\": \"\"}}');\n  if (input.text === 'hang') { await new Promise(() => {}); }\n  if (input.text === 'exit') { console.error('leaving now'); process.exit(3); }\n",
+        ),
+    );
+}
+
+#[test]
+fn the_python_function_mode_survives_prints_hangs_exits_and_a_module_that_does_not_load() {
+    survives_what_a_function_mode_does_wrong(
+        "python",
+        (
+            "agent.py",
+            "    min_length = input.get(\"min_length\", 1)\n",
+            "    import asyncio, os, sys\n    print('{\"id\": 1, \"output\": {\"words\": 0, \"longest\": \"\"}}', flush=True)\n    if input[\"text\"] == \"hang\":\n        await asyncio.Event().wait()\n    if input[\"text\"] == \"exit\":\n        print(\"leaving now\", file=sys.stderr, flush=True)\n        os._exit(3)\n",
+        ),
+    );
+}
