@@ -23,6 +23,7 @@ mod function_mode;
 mod hardening;
 mod harness;
 mod measure;
+mod model_templates;
 mod properties;
 mod recording;
 mod remote;

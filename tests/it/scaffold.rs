@@ -340,15 +340,16 @@ fn new_refuses_an_unknown_language_listing_the_languages() {
         text(&out)
     );
     // What only the Rust template reads is refused with another language, not ignored.
-    for flag in [&["--model"][..], &["--kit-path", "."][..]] {
-        let out = Command::new(BIN)
-            .current_dir(root.path())
-            .args(["new", "my-agent", "--lang", "python"])
-            .args(flag)
-            .output_within(RUN_LIMIT);
-        assert_eq!(out.status.code(), Some(2), "{flag:?}: {}", text(&out));
-        assert!(text(&out).contains("is for a Rust agent"), "{}", text(&out));
-    }
+    let out = Command::new(BIN)
+        .current_dir(root.path())
+        .args(["new", "my-agent", "--lang", "python", "--kit-path", "."])
+        .output_within(RUN_LIMIT);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("`--kit-path` is for a Rust agent, not with `--lang python`"),
+        "{}",
+        text(&out)
+    );
     assert_eq!(
         std::fs::read_dir(root.path()).expect("list").count(),
         0,
@@ -388,7 +389,8 @@ fn the_typescript_and_python_templates_pin_what_their_offline_tests_install() {
         serde_json::from_str(&std::fs::read_to_string(crate::util::root().join(path)).unwrap())
             .unwrap()
     };
-    let template = read("crates/holon-cli/templates/typescript/package.json");
+    let template = read("crates/holon-cli/templates/typescript-model/package.json");
+    let plain = read("crates/holon-cli/templates/typescript/package.json");
     let interop = read("tests/interop/typescript/package.json");
     let of = |doc: &serde_json::Value, field: &str| {
         pins(
@@ -400,8 +402,12 @@ fn the_typescript_and_python_templates_pin_what_their_offline_tests_install() {
                 .map(|(n, v)| (n.clone(), v.as_str().unwrap().to_string())),
         )
     };
+    // The model template's are the interop folder's; the plain one's are the same but `openai`.
     for field in ["dependencies", "devDependencies"] {
         assert_eq!(of(&template, field), of(&interop, field), "{field}");
+        let mut model = of(&template, field);
+        model.remove("openai");
+        assert_eq!(of(&plain, field), model, "{field}");
     }
     assert_eq!(template["devDependencies"]["holon-test"], "{{kit_version}}");
     assert!(
@@ -416,6 +422,16 @@ fn the_typescript_and_python_templates_pin_what_their_offline_tests_install() {
         crate::util::root().join("crates/holon-cli/templates/python/pyproject.toml"),
     )
     .unwrap();
+    let model = std::fs::read_to_string(
+        crate::util::root().join("crates/holon-cli/templates/python-model/pyproject.toml"),
+    )
+    .unwrap();
+    // The model template's: the plain one's and `openai`, at the version the tests install.
+    assert_eq!(
+        model.replacen("    \"openai==3.57.0\",\n", "", 1),
+        pyproject,
+        "{model}"
+    );
     let requirements =
         std::fs::read_to_string(crate::util::root().join("tests/interop/python/requirements.txt"))
             .unwrap();

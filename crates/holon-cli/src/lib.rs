@@ -170,7 +170,8 @@ enum Command {
         /// [or `HOLON_KIT_PATH`].
         #[arg(long, value_name = "PATH")]
         kit_path: Option<PathBuf>,
-        /// A Rust agent with a model behind it: an OpenAI-compatible chat API declared in
+        /// An agent with a model behind it (in any language: Rust on `reqwest`, TypeScript and
+        /// Python on the official `openai` SDK): an OpenAI-compatible chat API declared in
         /// `holon-test.toml`, its answers recorded in `recordings/`, so its tests run offline
         /// and without a key.
         #[arg(long)]
@@ -271,17 +272,13 @@ fn run_new(
     model: bool,
 ) -> u8 {
     use scaffold::{Kind, KitSource, create, names};
-    if lang != Lang::Rust {
-        // What the Rust template reads, refused rather than ignored.
-        for (given, flag) in [(model, "--model"), (kit_path.is_some(), "--kit-path")] {
-            if given {
-                eprintln!(
-                    "error: `{flag}` is for a Rust agent, not with `--lang {}`",
-                    lang.name()
-                );
-                return USAGE;
-            }
-        }
+    // What the Rust template reads, refused rather than ignored.
+    if lang != Lang::Rust && kit_path.is_some() {
+        eprintln!(
+            "error: `--kit-path` is for a Rust agent, not with `--lang {}`",
+            lang.name()
+        );
+        return USAGE;
     }
     let names = match names(name, lang == Lang::Rust) {
         Ok(n) => n,
@@ -310,8 +307,10 @@ fn run_new(
         None => KitSource::Version(version),
     };
     let kind = match (lang, model) {
-        (Lang::Typescript, _) => Kind::TypeScript,
-        (Lang::Python, _) => Kind::Python,
+        (Lang::Typescript, false) => Kind::TypeScript,
+        (Lang::Typescript, true) => Kind::TypeScriptModel,
+        (Lang::Python, false) => Kind::Python,
+        (Lang::Python, true) => Kind::PythonModel,
         (Lang::Rust, true) => Kind::Model,
         (Lang::Rust, false) => Kind::Plain,
     };

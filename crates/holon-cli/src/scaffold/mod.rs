@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 /// One template file: where it goes in the new agent, and its text with `{{...}}` holes.
+#[derive(Clone, Copy)]
 pub struct Template {
     /// Path inside the new agent.
     pub path: &'static str,
@@ -37,6 +38,10 @@ pub enum Kind {
     TypeScript,
     /// The plain agent in Python, on the official SDK.
     Python,
+    /// The model-backed agent in TypeScript, on the official `openai` SDK.
+    TypeScriptModel,
+    /// The model-backed agent in Python, on the official `openai` SDK.
+    PythonModel,
 }
 
 impl Kind {
@@ -47,14 +52,16 @@ impl Kind {
             Kind::Model => MODEL_TEMPLATES,
             Kind::TypeScript => TYPESCRIPT_TEMPLATES,
             Kind::Python => PYTHON_TEMPLATES,
+            Kind::TypeScriptModel => TYPESCRIPT_MODEL_TEMPLATES,
+            Kind::PythonModel => PYTHON_MODEL_TEMPLATES,
         }
     }
 
     /// The language whose types of the manifest (`holon-test types`) the agent imports.
     fn types(self) -> Option<crate::types::Language> {
         match self {
-            Kind::TypeScript => Some(crate::types::Language::TypeScript),
-            Kind::Python => Some(crate::types::Language::Python),
+            Kind::TypeScript | Kind::TypeScriptModel => Some(crate::types::Language::TypeScript),
+            Kind::Python | Kind::PythonModel => Some(crate::types::Language::Python),
             Kind::Plain | Kind::Model => None,
         }
     }
@@ -65,7 +72,7 @@ impl Kind {
             Kind::Plain | Kind::TypeScript | Kind::Python => {
                 "Counts the words of a text and finds the longest one."
             }
-            Kind::Model => {
+            Kind::Model | Kind::TypeScriptModel | Kind::PythonModel => {
                 "Reads a support ticket and returns its priority and a one-line summary, written by a chat model."
             }
         }
@@ -113,14 +120,14 @@ pub const TEMPLATES: &[Template] = &[
 /// its recordings included, so that it passes its own tests offline on the first run.
 pub const MODEL_TEMPLATES: &[Template] = &[
     template!("model", "Cargo.toml.tmpl" => "Cargo.toml"),
-    template!("model", "holon.yaml"),
+    MODEL_MANIFEST,
     template!("model", "holon-test.toml"),
     template!("model", "src/lib.rs"),
     MAIN,
     template!("model", "tests/holon.rs"),
-    template!("model", "recordings/an-outage.json"),
-    template!("model", "recordings/a-question.json"),
-    template!("model", "recordings/explore.json"),
+    MODEL_RECORDINGS[0],
+    MODEL_RECORDINGS[1],
+    MODEL_RECORDINGS[2],
     template!("model", "README.md"),
     SCHEMA,
     GITIGNORE,
@@ -141,6 +148,51 @@ pub const TYPESCRIPT_TEMPLATES: &[Template] = &[
     SCHEMA,
     template!("typescript", "gitignore" => ".gitignore"),
     template!("typescript", ".github/workflows/holon.yml"),
+];
+
+/// The model-backed agent's manifest and recordings, the same in every language: the requests
+/// of the three agents are the same, so one set of recordings answers them all.
+const MODEL_MANIFEST: Template = template!("model", "holon.yaml");
+const MODEL_RECORDINGS: [Template; 3] = [
+    template!("model", "recordings/an-outage.json"),
+    template!("model", "recordings/a-question.json"),
+    template!("model", "recordings/explore.json"),
+];
+
+/// Every file of a new model-backed TypeScript agent (`new --lang typescript --model`): the
+/// plain TypeScript agent's adapter and checks, the agent on the official `openai` SDK, the
+/// model declared in `holon-test.toml` and its answers in `recordings/`.
+pub const TYPESCRIPT_MODEL_TEMPLATES: &[Template] = &[
+    template!("typescript-model", "package.json"),
+    template!("typescript", "tsconfig.json"),
+    MODEL_MANIFEST,
+    template!("typescript-model", "holon-test.toml"),
+    template!("typescript-model", "agent.ts"),
+    template!("typescript", "holon.ts"),
+    MODEL_RECORDINGS[0],
+    MODEL_RECORDINGS[1],
+    MODEL_RECORDINGS[2],
+    template!("typescript-model", "README.md"),
+    SCHEMA,
+    template!("typescript", "gitignore" => ".gitignore"),
+    template!("typescript", ".github/workflows/holon.yml"),
+];
+
+/// Every file of a new model-backed Python agent (`new --lang python --model`), as the
+/// TypeScript one's.
+pub const PYTHON_MODEL_TEMPLATES: &[Template] = &[
+    template!("python-model", "pyproject.toml"),
+    MODEL_MANIFEST,
+    template!("python-model", "holon-test.toml"),
+    template!("python-model", "agent.py"),
+    template!("python", "holon.py"),
+    MODEL_RECORDINGS[0],
+    MODEL_RECORDINGS[1],
+    MODEL_RECORDINGS[2],
+    template!("python-model", "README.md"),
+    SCHEMA,
+    template!("python", "gitignore" => ".gitignore"),
+    template!("python", ".github/workflows/holon.yml"),
 ];
 
 /// Every file of a new Python agent (`new --lang python`): the function in `agent.py`, the
@@ -364,9 +416,10 @@ fn write_all(
     }
     // The types of the manifest just written, as `holon-test types` writes them: the agent
     // imports them from its first line.
-    if let Some(language) = kind.types() {
-        let manifest = dir.join(MANIFEST.path);
-        let text = render(MANIFEST.text, names, kit, kind);
+    let manifest_template = (kind.templates().iter()).find(|t| t.path == MANIFEST.path);
+    if let (Some(language), Some(template)) = (kind.types(), manifest_template) {
+        let manifest = dir.join(template.path);
+        let text = render(template.text, names, kit, kind);
         let checked =
             holon_core::check::into_manifest(holon_core::check::check_str(&text, &manifest))
                 .map_err(|_| ScaffoldError::Io {
@@ -457,11 +510,22 @@ mod tests {
         for (kind, command) in [
             (Kind::TypeScript, "node holon.ts"),
             (Kind::Python, "python holon.py"),
+            (Kind::TypeScriptModel, "node holon.ts"),
+            (Kind::PythonModel, "python holon.py"),
         ] {
             let text = rendered(kind, "holon-test.toml", &n);
             let config = holon_core::config::parse(&text, Path::new("holon-test.toml"))
                 .unwrap_or_else(|r| panic!("{}", holon_core::check::render_human(&r, false)));
-            assert_eq!(config.server.map(|s| s.command).as_deref(), Some(command));
+            let server = config.server.expect("a server");
+            assert_eq!(server.command, command, "{kind:?}");
+            // The function mode, for the function pass.
+            assert_eq!(
+                server.function,
+                Some(format!("{command} --function")),
+                "{kind:?}"
+            );
+            let model = matches!(kind, Kind::TypeScriptModel | Kind::PythonModel);
+            assert_eq!(config.upstreams.len(), usize::from(model), "{kind:?}");
         }
     }
 
