@@ -31,7 +31,7 @@ stats() { # stats NAME MS...
 }
 size() { wc -c <"$1" | tr -d ' '; }
 
-echo "binary (stripped): $(size "$root/target/prebuilt/holon-test") bytes"
+echo "binary (stripped): $(size "$root/target/dist/bin/holon-test") bytes"
 echo "wheel: $(size "$wheel") bytes, npm launcher: $(size "$launcher") bytes, npm platform package: $(size "$platform") bytes"
 
 python3 -m venv "$work/seed-venv" # the interpreter's first start, out of the timings
@@ -48,10 +48,10 @@ stats "npm install of the two tarballs (offline)" "${npm[@]}"
 
 ts=(); py=()
 for i in $(seq "$runs"); do
-    (cd "$work" && "$root/target/prebuilt/holon-test" new "ts-$i" --lang typescript >/dev/null 2>&1)
+    (cd "$work" && "$root/target/dist/bin/holon-test" new "ts-$i" --lang typescript >/dev/null 2>&1)
     (cd "$work/ts-$i" && npm install --silent --save-dev "$launcher" "$platform" >/dev/null)
     ts+=("$(cd "$work/ts-$i" && ms npm test)")
-    (cd "$work" && "$root/target/prebuilt/holon-test" new "py-$i" --lang python >/dev/null 2>&1)
+    (cd "$work" && "$root/target/dist/bin/holon-test" new "py-$i" --lang python >/dev/null 2>&1)
     (cd "$work/py-$i" && uv sync --quiet)
     py+=("$(cd "$work/py-$i" && ms uv run holon-test)")
 done

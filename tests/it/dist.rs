@@ -43,16 +43,22 @@ fn drift(agent: &Path) {
     std::fs::write(&manifest, drifted).expect("write the manifest");
 }
 
-/// A run that passed every trial, the example and explore trials of the MCP pass among them.
-fn assert_passed(run: &Output) {
+/// A run that passed every trial, the example and explore trials of the MCP pass among them, and
+/// of the function pass with `function` (the template's function mode, which `[server] function`
+/// names; a `--server-cmd` run has none).
+fn assert_passed(run: &Output, function: bool) {
     let out = text(run);
     assert_eq!(run.status.code(), Some(0), "{out}");
+    let functions = ["function::a sentence", "explore::function"];
     for trial in [
         "mcp::tools/list",
         "mcp::a sentence",
         "mcp::no word long enough",
         "explore::mcp",
-    ] {
+    ]
+    .iter()
+    .chain(functions.iter().filter(|_| function))
+    {
         assert!(
             passed_trials(run).contains(&trial.to_string()),
             "{trial}:\n{out}"
@@ -60,20 +66,24 @@ fn assert_passed(run: &Output) {
     }
 }
 
-/// A run that failed the drifted example alone, naming it and the field that differs.
-fn assert_drift_named(run: &Output) {
+/// A run that failed the drifted example alone, naming it and the field that differs, in the
+/// function pass too with `function`.
+fn assert_drift_named(run: &Output, function: bool) {
     assert_eq!(run.status.code(), Some(101), "{}", text(run));
-    // Both eras the server speaks see the drift; the second is said in one line.
+    // Both passes, and both eras the server speaks, see the drift; the others are said in one
+    // line.
     let mut failed = failed_trials(run);
     failed.sort();
-    assert_eq!(
-        failed,
-        ["mcp::2025-11-25::a sentence", "mcp::a sentence"],
-        "{}",
-        text(run)
-    );
+    let mut expected = vec!["mcp::2025-11-25::a sentence", "mcp::a sentence"];
+    if function {
+        expected.insert(0, "function::a sentence");
+    }
+    assert_eq!(failed, expected, "{}", text(run));
+    let first = if function { "function" } else { "mcp" };
     assert!(
-        text(run).contains("(the same cause as `mcp::a sentence`, reported in full)"),
+        text(run).contains(&format!(
+            "(the same cause as `{first}::a sentence`, reported in full)"
+        )),
         "{}",
         text(run)
     );
@@ -321,12 +331,12 @@ fn installed_from_the_built_files_alone_it_tests_python_and_typescript_servers_w
             .env("PYTHONPATH", &site)
             .output_within(LIMIT)
     };
-    assert_passed(&run_python());
+    assert_passed(&run_python(), false);
     drift(&python);
-    assert_drift_named(&run_python());
+    assert_drift_named(&run_python(), false);
 
-    // A server on the official TypeScript SDK (the template's, built with the pinned SDK and
-    // compiler).
+    // A server on the official TypeScript SDK (the template's, its types checked with the pinned
+    // SDK and compiler, run by Node 22 as it is).
     let typescript = new_agent(&from_npm, &machine, &agents, "ts-agent", "typescript");
     let modules = root().join("tests/interop/typescript/node_modules");
     assert!(
@@ -348,13 +358,13 @@ fn installed_from_the_built_files_alone_it_tests_python_and_typescript_servers_w
                 "--manifest",
                 "holon.yaml",
                 "--server-cmd",
-                "node dist/holon.js",
+                "node holon.ts",
             ])
             .output_within(LIMIT)
     };
-    assert_passed(&run_typescript());
+    assert_passed(&run_typescript(), false);
     drift(&typescript);
-    assert_drift_named(&run_typescript());
+    assert_drift_named(&run_typescript(), false);
 }
 
 #[test]
@@ -615,7 +625,7 @@ fn outside_a_cargo_package_holon_test_runs_the_server_its_config_names_or_says_w
         .current_dir(&agent)
         .env("PYTHONPATH", &site)
         .output_within(LIMIT);
-    assert_passed(&run);
+    assert_passed(&run, true);
 
     // From a folder below, the nearest holon.yaml and its config; a failure's replay line is
     // `holon-test` itself, with no flag.
@@ -627,7 +637,7 @@ fn outside_a_cargo_package_holon_test_runs_the_server_its_config_names_or_says_w
         .current_dir(&below)
         .env("PYTHONPATH", &site)
         .output_within(LIMIT);
-    assert_drift_named(&drifted);
+    assert_drift_named(&drifted, true);
 
     // An unknown key in `[server]`: refused, located, before any server starts.
     let config = agent.join("holon-test.toml");
@@ -771,5 +781,45 @@ fn in_a_cargo_package_holon_test_runs_the_test_target_and_not_the_server_command
     assert!(
         !dir.path().join("started").exists(),
         "the server command ran"
+    );
+}
+
+/// The wheel is the one README promises: built for glibc 2.17 (`manylinux2014`, linked by zig),
+/// and the binary in it needs no GLIBC symbol past 2.17 (`.ci/dist` refuses one that does); the
+/// release workflow checks the same of what it ships.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_wheel_is_for_glibc_2_17_and_its_binary_needs_nothing_past_it() {
+    let dist = crate::util::dist::dist();
+    let name = dist
+        .wheel
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    assert!(name.contains("manylinux_2_17_"), "{name}");
+    let out = std::process::Command::new("objdump")
+        .arg("-T")
+        .arg(dist.dir.join("bin/holon-test"))
+        .output_within(RUN_LIMIT);
+    assert!(out.status.success(), "{}", text(&out));
+    let symbols = String::from_utf8_lossy(&out.stdout);
+    let highest = (symbols.split("GLIBC_").skip(1))
+        .filter_map(|s| {
+            let version: String = s
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            let mut parts = version.split('.').map(|p| p.parse::<u32>().ok());
+            Some((parts.next()??, parts.next().flatten().unwrap_or(0)))
+        })
+        .max()
+        .expect("GLIBC symbols");
+    assert!(highest <= (2, 17), "GLIBC_{}.{}", highest.0, highest.1);
+    let release =
+        std::fs::read_to_string(root().join(".github/workflows/release.yml")).expect("release.yml");
+    assert!(
+        release.contains("objdump -T target/bin/holon-test"),
+        "{release}"
     );
 }

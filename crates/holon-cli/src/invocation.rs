@@ -85,6 +85,15 @@ impl Invocation {
         }
     }
 
+    /// The program's own name, which `--version` says (`holon-test 0.2.0`, `cargo holon-test
+    /// 0.2.0`): the binary's, not the words that started it.
+    pub fn program(self) -> &'static str {
+        match self {
+            Invocation::Cargo => "cargo holon-test",
+            _ => "holon-test",
+        }
+    }
+
     /// A text of the layers below the command line, which name the command the way a Rust
     /// author types it (`cargo holon-test new NAME`), in this author's words.
     pub fn reword(self, text: &str) -> String {

@@ -213,8 +213,9 @@ pub fn main() -> ExitCode {
     if invocation == Invocation::Cargo && args.get(1).is_some_and(|a| a == "holon-test") {
         args.remove(1);
     }
+    // `--version` says the program; the usage lines, the command as the author typed it.
     let command = Cli::command()
-        .name(invocation.name())
+        .name(invocation.program())
         .bin_name(invocation.name());
     let cli = match command
         .try_get_matches_from(args)
