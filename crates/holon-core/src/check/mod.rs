@@ -19,6 +19,7 @@ mod collect;
 mod diagnostic;
 mod examples;
 mod file;
+mod keywords;
 mod lints;
 pub mod render;
 mod report;

@@ -8,7 +8,7 @@ use super::collect::Diagnostics;
 use super::diagnostic::{Diagnostic, Severity};
 use super::file::{self, MAX_FILE_BYTES};
 use super::report::{MENDED_BY_BLESS, Report};
-use super::{codes, examples, lints, schema, structure};
+use super::{codes, examples, keywords, lints, schema, structure};
 use crate::gateway::Gateway;
 use crate::manifest::yaml::{self, Kind, Loc, Node};
 use crate::manifest::{ErrorDecl, Interface, Manifest};
@@ -186,10 +186,12 @@ fn checks(path: &Path, files_dir: Option<&Path>, out: &mut Diagnostics) -> Optio
     if let Some((s, subs)) = &input {
         lints::input(s, subs, out);
         lints::empty_keywords(subs, out);
+        keywords::check(subs, out);
     }
     if let Some((_, subs)) = &output {
         lints::output(subs, out);
         lints::empty_keywords(subs, out);
+        keywords::check(subs, out);
     }
     codes::check(&parts.errors, out);
     let errors_node = root.get("interface").and_then(|i| i.get("errors"));

@@ -19,28 +19,11 @@ pub type Subschemas<'a> = Vec<(String, &'a Map<String, Value>)>;
 /// recursion. Only positions that hold schemas are visited: the values under `enum`, `const`,
 /// `default` or `examples` are data, not schemas.
 pub fn subschemas<'a>(schema: &'a Value, pointer: &str) -> Subschemas<'a> {
-    const ONE: &[&str] = &[
-        "items",
-        "additionalProperties",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contains",
-        "propertyNames",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "additionalItems",
-        "contentSchema",
-    ];
-    const MANY: &[&str] = &["prefixItems", "allOf", "anyOf", "oneOf"];
-    const NAMED: &[&str] = &[
-        "properties",
-        "patternProperties",
-        "$defs",
-        "definitions",
-        "dependentSchemas",
-    ];
+    use crate::gateway::schema::{NAMED_SCHEMAS, ONE_SCHEMA, SCHEMA_LIST};
+    // Two keywords of earlier drafts whose schemas an author still writes: checked all the
+    // same (and warned as not 2020-12 by `keywords`).
+    let one = |k: &str| ONE_SCHEMA.contains(&k) || k == "additionalItems";
+    let named = |k: &str| NAMED_SCHEMAS.contains(&k) || k == "definitions";
     let mut found = Vec::new();
     let mut stack = vec![(pointer.to_string(), schema)];
     while let Some((ptr, value)) = stack.pop() {
@@ -48,19 +31,19 @@ pub fn subschemas<'a>(schema: &'a Value, pointer: &str) -> Subschemas<'a> {
         for (key, child) in obj {
             // The keywords below are plain words: none needs escaping in a pointer.
             let k = key.as_str();
-            if ONE.contains(&k) {
+            if one(k) {
                 stack.push((format!("{ptr}/{k}"), child));
-            } else if MANY.contains(&k) || (k == "items" && child.is_array()) {
+            } else if SCHEMA_LIST.contains(&k) || (k == "items" && child.is_array()) {
                 if let Value::Array(items) = child {
                     for (i, item) in items.iter().enumerate() {
                         stack.push((format!("{ptr}/{k}/{i}"), item));
                     }
                 }
-            } else if NAMED.contains(&k)
-                && let Value::Object(named) = child
+            } else if named(k)
+                && let Value::Object(children) = child
             {
                 let base = format!("{ptr}/{k}");
-                for (name, item) in named {
+                for (name, item) in children {
                     stack.push((crate::pointer::child(&base, name), item));
                 }
             }
