@@ -374,7 +374,14 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
             stdout(&command::github_render(&report));
         }
     }
+    // A CI job's report says why nothing ran: one failing `testcase` per error.
+    let junit = || command::junit_path(cli.junit.as_deref());
     if !report.accepted() {
+        if let Some(path) = junit()
+            && let Err(code) = command::junit_refused(&path, &manifest, &report)
+        {
+            return code.max(REFUSED);
+        }
         return REFUSED;
     }
     let config = match holon_core::config::read(&folder_of(&manifest)) {
@@ -383,6 +390,11 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
             eprint!("{}", check::render_human(&config, exit::color(None)));
             if command::github_enabled() {
                 stdout(&command::github_render(&config));
+            }
+            if let Some(path) = junit()
+                && let Err(code) = command::junit_refused(&path, &manifest, &config)
+            {
+                return code.max(REFUSED);
             }
             return REFUSED;
         }

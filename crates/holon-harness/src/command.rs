@@ -26,11 +26,11 @@ pub use holon_explore::{parse_cases, parse_seed};
 pub use holon_upstream::{MODE_VAR as UPSTREAM_VAR, Mode as UpstreamMode, parse_mode};
 
 /// The checks a test run starts with, as the command line prints them before the run: the
-/// warnings the fault trials may answer are held back, and the run prints them after; under
+/// warnings the trials may answer are held back, and the run prints them after; under
 /// `--bless`, an example output the schema no longer admits is a difference to write, not a
 /// refusal (`holon_core::check::for_bless`).
 pub fn checks(path: &Path, bless: bool) -> Report {
-    crate::faults::checks(path, bless).0
+    crate::checks::checks(path, bless).0
 }
 
 /// The settings a command line gave: they win over the environment and the harness's own.
@@ -82,6 +82,25 @@ pub fn supervised_status(command: &mut Command) -> std::io::Result<ExitStatus> {
     let status = child.wait();
     group.end();
     status
+}
+
+/// Where the command line's run writes its JUnit report: `--junit`, else `HOLON_JUNIT`.
+pub fn junit_path(given: Option<&Path>) -> Option<std::path::PathBuf> {
+    crate::settings::junit_of(
+        &Layer {
+            junit: given.map(Path::to_path_buf),
+            ..Layer::default()
+        },
+        &Layer::default(),
+    )
+}
+
+/// The JUnit report of a run that stopped at the checks of `manifest` (or of its
+/// `holon-test.toml`): one failing `testcase` per error of `report`. A report that cannot be
+/// written is said on one line, and its exit code returned.
+pub fn junit_refused(path: &Path, manifest: &Path, report: &Report) -> Result<(), u8> {
+    crate::junit::write_refused(path, &crate::junit::agent_of(manifest), report)
+        .map_err(|e| crate::error::RunError::from(e).report(false))
 }
 
 /// True inside a GitHub Actions job: diagnostics are also printed as workflow commands.

@@ -32,6 +32,8 @@ pub(crate) struct Run {
     pub plan: Plan,
     /// What the measured calls go through, when the run is measured.
     pub meter: Option<Arc<Meter>>,
+    /// Each upstream declared, with its price per million tokens when one is given.
+    pub prices: Vec<(String, Option<holon_core::config::TokenPrice>)>,
 }
 
 /// The function pass's runtime, which does not wait for its workers when it is dropped: a

@@ -318,6 +318,29 @@ pub enum ServerError {
     AnotherManifest(String),
 }
 
+/// Why a server that died or stopped answering could not be started again for the next call.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ReviveError {
+    /// A server already running (`--url`): the run never starts it.
+    #[error("a server already running is not started again by the run")]
+    Running,
+    /// The run is ending on a signal.
+    #[error("the run is stopping")]
+    Stopping,
+    /// Its process could not be started again.
+    #[error("the server could not be started again: {0}")]
+    Start(ServerError),
+    /// No thread could start it.
+    #[error("the server could not be started again: no thread to start it on: {0}")]
+    Thread(String),
+    /// It started again, but would not open in this era: why, as a predicate of "the server".
+    #[error("the server, started again, {0}")]
+    Reopen(EraFailure),
+    /// There is no server to start again.
+    #[error(transparent)]
+    Server(#[from] ServerError),
+}
+
 /// What is wrong with a server's `tools/list`.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ToolsError {

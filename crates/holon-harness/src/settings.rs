@@ -265,6 +265,14 @@ pub fn blesses(command_line: &Layer, harness: &Layer) -> bool {
         .unwrap_or(false)
 }
 
+/// Where the JUnit report goes, when the run stops before its settings are resolved (the
+/// checks refused the manifest, another setting does not parse): the same layers, read alone.
+pub(crate) fn junit_of(command_line: &Layer, given: &Layer) -> Option<PathBuf> {
+    (command_line.junit.clone())
+        .or_else(|| std::env::var_os(JUNIT_VAR).map(PathBuf::from))
+        .or_else(|| given.junit.clone())
+}
+
 /// The settings of a run on the manifest at `path`: `command_line` over the environment over
 /// `harness`, then the defaults. `replay` is the command line that replays a `--server-cmd`
 /// run (without its seed and trial); without one, the replay command is `cargo holon-test`.

@@ -16,8 +16,9 @@
 
 use std::sync::Arc;
 
-use crate::call::{Call, Charge, ProxyState};
+use crate::call::{Call, ProxyState};
 use crate::index::{Print, request_print};
+use crate::ledger::Charge;
 use crate::matching;
 use crate::mode::Mode;
 use crate::recording::{Body, Request, Scope};
