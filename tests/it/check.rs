@@ -404,14 +404,67 @@ fn missing_field() {
         .nothing_else();
 }
 
+/// A misspelt `examples` is the one fact of a manifest with no examples: said once, at the
+/// misspelling, not as a missing field, no successful example and a code with no example.
+#[test]
+fn a_misspelt_examples_key_is_one_error_at_the_misspelling() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("holon.yaml");
+    let text = std::fs::read_to_string(fixtures().join("accepted.yaml"))
+        .unwrap()
+        .replace("\nexamples:\n", "\nexmaples:\n");
+    std::fs::write(&path, text).unwrap();
+    check_file(&path)
+        .refused()
+        .error("unknown-field", "/exmaples", (25, 1))
+        .message("unknown field `exmaples` in the manifest, which has no `examples`: a misspelt `examples`?")
+        .hint("did you mean `examples`?")
+        .nothing_else();
+}
+
+/// An example input the schema refuses is named by its place, the value cut short, so that the
+/// reason is read at once: a word of 1,095 characters is not printed whole first.
+#[test]
+fn a_long_invalid_value_is_cut_short_before_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("holon.yaml");
+    let long = "w".repeat(1095);
+    let text = std::fs::read_to_string(fixtures().join("accepted.yaml"))
+        .unwrap()
+        .replace(
+            "input: { word: hello }",
+            &format!("input: {{ word: {long} }}"),
+        );
+    std::fs::write(&path, text).unwrap();
+    let report = check_file(&path);
+    let invalid: Vec<&serde_json::Value> = (report.doc["diagnostics"].as_array().unwrap().iter())
+        .filter(|d| d["check"] == "example-input-invalid")
+        .collect();
+    assert_eq!(invalid.len(), 1, "{:?}", report.doc);
+    let message = invalid[0]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("`examples[0].input.word` does not match `interface.input`: \"www"),
+        "{message}"
+    );
+    assert!(
+        message.ends_with("... is longer than 100 characters"),
+        "{message}"
+    );
+    assert!(
+        message.len() < 160,
+        "{} characters: {message}",
+        message.len()
+    );
+}
+
 #[test]
 fn unknown_field_says_what_was_meant() {
     check("unknown-field.yaml")
         .refused()
+        // `limits` is required and missing: the misspelling is why, said once, there.
         .error("unknown-field", "/runtime/limts", (23, 3))
-        .message("unknown field `limts` in `runtime`")
+        .message("unknown field `limts` in `runtime`, which has no `limits`: a misspelt `limits`?")
         .hint("did you mean `limits`?")
-        .error("missing-field", "/runtime/limits", (22, 3))
         .error("unknown-field", "/sorce", (24, 1))
         .message("unknown field `sorce` in the manifest")
         .hint("did you mean `source`?")
@@ -1129,12 +1182,21 @@ fn json_output_is_one_document_of_the_documented_shape() {
     insta::assert_snapshot!("json_refused", normalise(&stdout(&output)));
     let first = &doc["diagnostics"][0];
     assert_eq!(first["severity"], "error");
-    assert_eq!(first["check"], "missing-field");
-    assert_eq!(first["pointer"], "/runtime/limits");
+    assert_eq!(first["check"], "unknown-field");
+    assert_eq!(first["pointer"], "/runtime/limts");
     assert_eq!(
         (first["line"].as_u64(), first["column"].as_u64()),
-        (Some(22), Some(3))
+        (Some(23), Some(3))
     );
+    assert_eq!(first["hint"], "did you mean `limits`?");
+    // A diagnostic with no hint has no `hint` key.
+    let output = run(
+        &fixtures(),
+        &["check", "missing-field.yaml", "--format", "json"],
+    );
+    let doc = one_document(&stdout(&output));
+    let first = &doc["diagnostics"][0];
+    assert_eq!(first["check"], "missing-field");
     assert!(first.get("hint").is_none(), "no hint, no key: {first}");
 }
 

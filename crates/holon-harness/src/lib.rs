@@ -462,6 +462,7 @@ impl Harness {
             }))),
             _ => None,
         };
+        let places = Arc::new(context::Places::new(manifest.clone()));
         let run = Run {
             manifest,
             settings,
@@ -473,6 +474,8 @@ impl Harness {
             plan,
             meter,
             prices,
+            places,
+            bless_command: self.bless_command(),
         };
         Ok(Some((run, held)))
     }

@@ -298,26 +298,40 @@ fn fields(
         wrong_type(ptr, node, "a mapping", out);
         return false;
     };
+    let given = |name: &str| entries.iter().any(|(k, _)| k.name == name);
+    // A required field missing because its key is misspelt is said once, at the misspelling.
+    let mut misspelt: Vec<&str> = Vec::new();
     for (key, _) in entries {
         if !allowed.contains(&key.name.as_str()) {
+            let meant = suggest(&key.name, allowed);
+            let renames = meant.filter(|m| required.contains(m) && !given(m));
+            let message = match renames {
+                Some(m) => format!(
+                    "unknown field `{}` in {}, which has no `{m}`: a misspelt `{m}`?",
+                    key.name,
+                    place(ptr)
+                ),
+                None => format!("unknown field `{}` in {}", key.name, place(ptr)),
+            };
+            misspelt.extend(renames);
             let added = out
                 .error(
                     "unknown-field",
                     crate::pointer::child(ptr, &key.name),
-                    format!("unknown field `{}` in {}", key.name, place(ptr)),
+                    message,
                 )
                 .at(key.loc);
             if !added.listed() {
                 continue;
             }
-            match suggest(&key.name, allowed) {
+            match meant {
                 Some(s) => added.hint(format!("did you mean `{s}`?")),
                 None => added.hint(format!("expected one of {}", list(allowed))),
             }
         }
     }
     for name in required {
-        if !entries.iter().any(|(k, _)| k.name == *name) {
+        if !given(name) && !misspelt.contains(name) {
             out.error(
                 "missing-field",
                 format!("{ptr}/{name}"),

@@ -199,16 +199,25 @@ fn push(out: &mut Vec<Violation>, error: &jsonschema::ValidationError<'_>) {
         }
         ValidationErrorKind::Type { .. } => out.push(Violation {
             pointer: base,
-            message: format!(
-                "{} (found {})",
-                sentence(&error.to_string()),
-                type_of(error.instance())
-            ),
+            message: format!("{} (found {})", said(error), type_of(error.instance())),
         }),
         _ => out.push(Violation {
             pointer: base,
-            message: sentence(&error.to_string()),
+            message: said(error),
         }),
+    }
+}
+
+/// The validator's words for `error`, the value it names cut short: a message leads with the
+/// instance in full (a text of a million characters, an input of a thousand), and the reason
+/// comes after it.
+fn said(error: &jsonschema::ValidationError<'_>) -> String {
+    let words = error.to_string();
+    let whole = error.instance().to_string();
+    let short = crate::message::short(error.instance());
+    match words.strip_prefix(&whole) {
+        Some(rest) if short != whole => sentence(&format!("{short}{rest}")),
+        _ => sentence(&words),
     }
 }
 
