@@ -622,8 +622,7 @@ fn broken_rust_agent_fails_in_both_passes_naming_each_defect() {
         .env("HOLON_EXPLORE_CASES", "0")
         .current_dir(root().join("tests/fixtures/agents/broken-agent"));
     let run = marker.spawn(&mut command).finish(CARGO_LIMIT);
-    let crashed =
-        "got `agent_crashed` (a panic or an error that is not `ctx.fail` with a declared code)";
+    let crashed = "got `agent_crashed` (the agent raised, threw or panicked with something that is not a declared failure: `ctx.fail` with a code of `interface.errors`)";
     // Both passes meet each defect: the words every report of it holds (in full, or in the one
     // line of a trial that failed of the cause another was reported for in full), and those of
     // the full report, which one of the two passes carries.
