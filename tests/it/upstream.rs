@@ -312,6 +312,25 @@ fn a_python_agent_with_the_openai_sdk_records_once_then_replays_offline() {
     let changed = run_python(&agent, &[], None, "ok");
     let all = text(&changed);
     assert_eq!(changed.status.code(), Some(101), "{all}");
+    // One diagnosis for every trial of the stale examples, whatever flew beside them: each
+    // says its request has no recording (in full, or in one line naming the request another
+    // trial reported), none that its recording may hold a bad day's answer.
+    assert!(!all.contains("on a bad day"), "{all}");
+    for trial in [
+        "mcp::an outage",
+        "mcp::a question",
+        "mcp::2025-11-25::an outage",
+        "mcp::2025-11-25::a question",
+    ] {
+        let report = all
+            .split(&format!("---- {trial} ----\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no report of `{trial}`:\n{all}"));
+        assert!(
+            report.starts_with("upstream `model` has no recording for a request of example"),
+            "`{trial}`: {report}"
+        );
+    }
     assert!(
         all.contains("refresh the recordings: OPENAI_API_KEY=... cargo holon-test --upstream record --bless --manifest holon.yaml --server-cmd 'python3 agent.py'"),
         "{all}"

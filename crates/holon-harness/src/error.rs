@@ -480,6 +480,18 @@ pub enum FaultsFailed {
         /// Its trial on the same pass, which reports the request in full.
         trial: String,
     },
+    /// Under every fault that failed, the agent answered the same success, not the example's
+    /// output: the agent answers so without a fault too (it retried, and the recording answered
+    /// it), so the example, not the fault, is at odds with it, as its own trial says.
+    #[error(
+        "every fault that failed ended in one answer, a success that is not the example's output ({what}): no fault explains it, the example does; `{trial}` reports it in full"
+    )]
+    TheExample {
+        /// How the answer differs from the example.
+        what: String,
+        /// The example's own trial on the same pass.
+        trial: String,
+    },
 }
 
 /// Why `--junit` could not be written.

@@ -185,6 +185,9 @@ impl Faults {
         // An exchange whose planted request the call never made: every other fault of it is
         // planted on the same request, and one report says it.
         let mut never_made: Option<usize> = None;
+        // The success each failed fault ended in, while every one ended in the same: the
+        // agent's answer without a fault, at odds with the example.
+        let mut one_success: Option<Option<serde_json::Value>> = None;
         for (j, (k, fault)) in self.cases(exchanges).into_iter().enumerate() {
             let Some((upstream, request, _)) = exchanges.get(k) else {
                 continue;
@@ -236,6 +239,19 @@ impl Faults {
             if matches!(&verdict, Verdict::Fails(_)) && !faulted.played {
                 never_made = Some(k);
             }
+            if matches!(&verdict, Verdict::Fails(_)) {
+                let success = match (&status, &faulted.answer) {
+                    (Status::Success, Answer::Output(output)) => Some(output.clone()),
+                    _ => None,
+                };
+                one_success = match one_success {
+                    None => Some(success),
+                    Some(Some(seen)) if success.as_ref().is_some_and(|s| json_eq(s, &seen)) => {
+                        Some(Some(seen))
+                    }
+                    Some(_) => Some(None),
+                };
+            }
             if let Verdict::Fails(why) = verdict {
                 reports.push(case.report(&why, &faulted, gateway, &self.command));
             }
@@ -251,6 +267,14 @@ impl Faults {
         });
         if passed {
             return Ok(());
+        }
+        if let (Some(Some(output)), Expect::Output(expected)) = (&one_success, &example.expect)
+            && let Some(first) = crate::compare::differences(expected, output).first()
+        {
+            return Err(FaultsFailed::TheExample {
+                what: format!("it differs at {} ({})", first.place(), first.kind.words()),
+                trial: format!("{}::{}", pass.name(), example.name),
+            });
         }
         Err(FaultsFailed::Faults { reports, played })
     }
