@@ -393,15 +393,25 @@ fn a_server_that_never_listens() {
 
 #[test]
 fn a_server_that_dies_at_start_shows_its_stderr() {
-    let cause: &[&str] = &[
-        "the server exited before it answered (exit status: 3)",
-        "py_server: cannot load the word list (deliberate failure at start)",
-    ];
-    Py::new("die-at-start").run().expect_failed(&[
+    let cause: &[&str] = &["the server exited before it answered (exit status: 3)"];
+    let run = Py::new("die-at-start").run();
+    run.expect_failed(&[
         ("mcp::tools/list", cause),
         ("mcp::a short article", cause),
         ("mcp::an empty document", cause),
     ]);
+    // One cause, reported in full once (its stderr with it), the others in one line each.
+    let trials = run.trials();
+    let messages: Vec<&String> = trials.values().filter_map(|o| o.as_ref().err()).collect();
+    let full = (messages.iter())
+        .filter(|m| {
+            m.contains("py_server: cannot load the word list (deliberate failure at start)")
+        })
+        .count();
+    let one_line = (messages.iter())
+        .filter(|m| m.contains("gateway status: runtime_unavailable (the same cause as `"))
+        .count();
+    assert_eq!((full, one_line), (1, 2), "{run}");
 }
 
 // ---------------------------------------------------------------------------------------------
