@@ -408,6 +408,48 @@ fn a_live_run_counts_every_request_it_made_explore_s_included() {
     );
 }
 
+/// A declared failure that comes and goes for one input (the model answers prose one call in
+/// four, and the agent declares it unreadable) is not the input's doing: the gateway's rate
+/// counts it apart and stays at 100%, but the report shows it with its counts, and the strict
+/// rate, which counts it as a failure, is what `--min-strict-success-rate` gates on.
+#[test]
+fn declared_failures_that_come_and_go_are_shown_and_gated_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = agent(dir.path(), &[("a valid answer", "Valid answer please")]);
+    let model = model(Mix::Cycle(vec![
+        Kind::Valid,
+        Kind::Valid,
+        Kind::Valid,
+        Kind::Prose,
+    ]));
+    let args = [
+        "--upstream",
+        "live",
+        "--repeat",
+        "8",
+        "--concurrency",
+        "1",
+        "--min-success-rate",
+        "0.9",
+        "--min-strict-success-rate",
+        "0.9",
+    ];
+    let out = run(&agent, &model, &args);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(101), "{all}");
+    for needle in [
+        "measure: total: 8 calls, success rate 100.0%",
+        "measure: declared failures that come and go for one input (it succeeded on other calls, so they are not the input's doing, though the gateway counts them apart): `a valid answer` model_answer_unreadable 2 of 8 calls, success 6",
+        "measure: strict success rate, counting them as failures: 75.0% (",
+        "): 6 of 8 calls; gate on it with `--min-strict-success-rate R`",
+        "error: the strict success rate 75.0% (the declared failures that come and go for one input counted as failures) is below `--min-strict-success-rate 0.9` (90.0%)",
+    ] {
+        assert!(all.contains(needle), "`{needle}` in:\n{all}");
+    }
+    // The gateway's rate passes its own gate.
+    assert!(!all.contains("error: the measured success rate"), "{all}");
+}
+
 #[test]
 fn max_calls_bounds_the_calls_to_the_agent_and_says_what_was_not_run() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -114,6 +114,12 @@ struct Cli {
     /// every call must end in a success or a declared failure [or `HOLON_MIN_SUCCESS_RATE`].
     #[arg(long, value_name = "R", value_parser = command::parse_rate, allow_negative_numbers = true)]
     min_success_rate: Option<f64>,
+    /// Fail the run (exit 101) when the strict success rate is below R, 0 to 1: the measured
+    /// rate with the declared failures that come and go for one input (a declared code on some
+    /// of its calls, a success on others) counted as failures, which the gateway counts apart
+    /// [or `HOLON_MIN_STRICT_SUCCESS_RATE`].
+    #[arg(long, value_name = "R", value_parser = command::parse_rate, allow_negative_numbers = true)]
+    min_strict_success_rate: Option<f64>,
     /// Make at most N calls to the agent (its upstreams may be paid): the examples' first,
     /// then explore's; what is left out is said [or `HOLON_MAX_CALLS`].
     #[arg(long, value_name = "N", value_parser = command::parse_max_calls, allow_negative_numbers = true)]
@@ -519,6 +525,7 @@ fn command_line(cli: &Cli) -> CommandLine {
         repeat: cli.repeat,
         receipts: cli.receipts.clone(),
         min_success_rate: cli.min_success_rate,
+        min_strict_success_rate: cli.min_strict_success_rate,
         max_calls: cli.max_calls,
     }
 }
@@ -584,6 +591,9 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
         }
         if let Some(rate) = cli.min_success_rate {
             c.env(command::MIN_SUCCESS_RATE_VAR, rate.to_string());
+        }
+        if let Some(rate) = cli.min_strict_success_rate {
+            c.env(command::MIN_STRICT_SUCCESS_RATE_VAR, rate.to_string());
         }
         if let Some(n) = cli.max_calls {
             c.env(command::MAX_CALLS_VAR, n.to_string());

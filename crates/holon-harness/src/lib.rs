@@ -672,6 +672,12 @@ impl Harness {
                 eprintln!("error: {why}");
                 code = code.max(exit::FAILED);
             }
+            if let Some(min) = run.settings.min_strict_success_rate
+                && let Some(why) = meter.below_strict(min)
+            {
+                eprintln!("error: {why}");
+                code = code.max(exit::FAILED);
+            }
             if let Some(error) = meter.receipts_failure() {
                 code = code.max(RunError::from(error).report(use_color(args)));
             }

@@ -90,7 +90,8 @@ pub(crate) fn example_judged(
     let (places, bless_command) = (run.places.clone(), run.bless_command.clone());
     let pass = caller.pass();
     let planned = run.plan.runs(pass, index);
-    let tolerate = run.settings.min_success_rate.is_some();
+    let tolerate =
+        run.settings.min_success_rate.is_some() || run.settings.min_strict_success_rate.is_some();
     move || {
         let example = (manifest.examples.get(index)).ok_or(NoAnswer::NoExample(index))?;
         let gateway = manifest.gateway();

@@ -172,6 +172,26 @@ impl Meter {
         }
     }
 
+    /// `--min-strict-success-rate`'s verdict: `None` when the strict rate (declared failures
+    /// that come and go for one input counted as failures) is at least `min`, or is the
+    /// gateway's rate (nothing comes and goes) and that is; else why not.
+    pub(crate) fn below_strict(&self, min: f64) -> Option<String> {
+        let tally = self.tally.lock().ok()?;
+        let wanted = format!("`--min-strict-success-rate {min}` ({})", percent(min));
+        let (rate, _) = tally.below(&self.context(None), min);
+        let strict = tally.strict_rate(&self.context(None)).or(rate);
+        match strict {
+            Some(rate) if rate >= min => None,
+            Some(rate) => Some(format!(
+                "the strict success rate {} (the declared failures that come and go for one input counted as failures) is below {wanted}",
+                percent(rate)
+            )),
+            None => Some(format!(
+                "{wanted}: no call counted toward the success rate (each ended in a declared failure, or was not judged), so it was not measured"
+            )),
+        }
+    }
+
     /// The first receipt that could not be written, if one could not.
     pub(crate) fn receipts_failure(&self) -> Option<ReceiptsError> {
         self.receipts.as_ref().and_then(Receipts::failure)

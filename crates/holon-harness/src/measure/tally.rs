@@ -105,6 +105,16 @@ impl Figures {
         (self.counted() > 0).then(|| self.success as f64 / self.counted() as f64)
     }
 
+    /// The declared failures that come and go: by code, for an example whose input also
+    /// succeeded (these figures being one example's calls), since the same input that
+    /// succeeds cannot be what the failure is the doing of.
+    fn wavering(&self) -> BTreeMap<String, u64> {
+        if self.success == 0 {
+            return BTreeMap::new();
+        }
+        self.declared.clone()
+    }
+
     /// `success 18, timeout 1, upstream_unavailable 1 (declared)`.
     fn outcomes(&self) -> String {
         let mut parts = Vec::new();
@@ -213,6 +223,7 @@ impl Tally {
             plural(all.calls),
             all.rate_words(true)
         ));
+        let strict = self.strict(cx);
         if all.counted() > 0 {
             out.push_str(&format!(
                 ": {} of the {} calls that were not declared failures",
@@ -222,6 +233,9 @@ impl Tally {
         }
         out.push('\n');
         out.push_str(&format!("measure: {}\n", totals(&all)));
+        if let Some(strict) = &strict {
+            out.push_str(&strict.lines());
+        }
         if let Some(latency) = all.latency() {
             let limit = m.runtime.limits.timeout();
             let past = all.took.iter().filter(|t| **t > limit).count();
@@ -257,6 +271,41 @@ impl Tally {
         (lines, total)
     }
 
+    /// The declared failures that come and go for one input, with the rate that counts them
+    /// as failures; `None` when there are none.
+    fn strict(&self, cx: &Context<'_>) -> Option<Strict> {
+        let mut wavering = Vec::new();
+        let (mut success, mut counted) = (0, 0);
+        for (example, seen) in cx.manifest.examples.iter().zip(&self.examples) {
+            let f = Figures::of(seen.iter());
+            success += f.success;
+            counted += f.counted();
+            for (code, n) in f.wavering() {
+                counted += n;
+                wavering.push(format!(
+                    "`{}` {code} {n} of {} call{}, success {}",
+                    example.name,
+                    f.judged(),
+                    plural(f.judged()),
+                    f.success
+                ));
+            }
+        }
+        (!wavering.is_empty()).then_some(Strict {
+            wavering,
+            success,
+            counted,
+        })
+    }
+
+    /// The strict success rate (the declared failures that come and go for one input counted
+    /// as failures), when it differs from the gateway's; `None` when no declared failure comes
+    /// and goes, or no call counts.
+    pub(crate) fn strict_rate(&self, cx: &Context<'_>) -> Option<f64> {
+        let strict = self.strict(cx)?;
+        (strict.counted > 0).then(|| strict.success as f64 / strict.counted as f64)
+    }
+
     /// The examples whose own rate is below `min`, lowest first, with what pulled each down;
     /// and the total rate (`None` when no call counted).
     pub(crate) fn below(&self, cx: &Context<'_>, min: f64) -> (Option<f64>, Vec<String>) {
@@ -285,6 +334,33 @@ impl Tally {
         }
         low.sort_by(|a, b| a.0.total_cmp(&b.0));
         (all.rate(), low.into_iter().map(|(_, l)| l).collect())
+    }
+}
+
+/// Declared failures that come and go for one input: the gateway counts them apart from the
+/// success rate, as the input's doing, but an input that also succeeds cannot be what they are
+/// the doing of; and the rate that counts them as failures.
+struct Strict {
+    /// Each example's, in words.
+    wavering: Vec<String>,
+    success: u64,
+    /// The calls the strict rate is measured on: those the gateway's is, and the wavering ones.
+    counted: u64,
+}
+
+impl Strict {
+    fn lines(&self) -> String {
+        let rate = self.success as f64 / self.counted.max(1) as f64;
+        let interval = wilson(self.success, self.counted)
+            .map(|(low, high)| format!(" ({} to {})", percent(low), percent(high)))
+            .unwrap_or_default();
+        format!(
+            "measure: declared failures that come and go for one input (it succeeded on other calls, so they are not the input's doing, though the gateway counts them apart): {}\nmeasure: strict success rate, counting them as failures: {}{interval}: {} of {} calls; gate on it with `--min-strict-success-rate R`\n",
+            self.wavering.join("; "),
+            percent(rate),
+            self.success,
+            self.counted
+        )
     }
 }
 
