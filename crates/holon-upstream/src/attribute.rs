@@ -140,7 +140,7 @@ fn by_input(calls: &[Arc<Call>], request: &Request) -> Option<Arc<Call>> {
 /// carries none, or two carry as much.
 fn carrier(calls: &[Arc<Call>], request: &Request) -> Option<Arc<Call>> {
     let mut scored = carried(calls, request);
-    scored.sort_by(|a, b| b.0.cmp(&a.0));
+    scored.sort_by_key(|s| std::cmp::Reverse(s.0));
     match scored.as_slice() {
         [(best, call), rest @ ..] if *best > 0 && rest.first().is_none_or(|(n, _)| n < best) => {
             Some((*call).clone())
