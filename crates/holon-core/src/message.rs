@@ -27,6 +27,29 @@ pub fn short(v: &Value) -> String {
     }
 }
 
+/// Two values that differ, each cut short as [`short`] cuts it; two long strings that [`short`]
+/// would cut to the same text are shown around their first difference instead
+/// (`...to measure, in words.` and `...to measure, in characters.`), so the change shows.
+pub fn pair(old: &Value, new: &Value) -> (String, String) {
+    let (a, b) = (short(old), short(new));
+    let (Value::String(x), Value::String(y)) = (old, new) else {
+        return (a, b);
+    };
+    if a != b {
+        return (a, b);
+    }
+    let at = x.chars().zip(y.chars()).take_while(|(p, q)| p == q).count();
+    let window = |s: &str| {
+        let start = at.saturating_sub(20);
+        let total = s.chars().count();
+        let shown: String = s.chars().skip(start).take(50).collect();
+        let before = if start > 0 { "..." } else { "" };
+        let after = if start + 50 < total { "..." } else { "" };
+        Value::String(format!("{before}{shown}{after}")).to_string()
+    };
+    (window(x), window(y))
+}
+
 /// A library message in house style: first letter lowercase, no trailing period.
 pub fn sentence(text: &str) -> String {
     let text = text.trim().trim_end_matches('.');
