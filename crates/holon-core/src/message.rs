@@ -50,6 +50,17 @@ pub fn pair(old: &Value, new: &Value) -> (String, String) {
     (window(x), window(y))
 }
 
+/// A path as a message names it: relative to the current folder when it is inside it (a test
+/// target's absolute manifest path reads `holon.yaml`), else as given.
+pub fn path_shown(path: &std::path::Path) -> String {
+    let relative = (std::env::current_dir().ok()).and_then(|cwd| {
+        path.strip_prefix(cwd)
+            .ok()
+            .map(std::path::Path::to_path_buf)
+    });
+    relative.as_deref().unwrap_or(path).display().to_string()
+}
+
 /// A library message in house style: first letter lowercase, no trailing period.
 pub fn sentence(text: &str) -> String {
     let text = text.trim().trim_end_matches('.');

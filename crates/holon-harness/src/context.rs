@@ -77,11 +77,8 @@ impl Places {
                 .collect()
         });
         let (line, column) = found.get(index).copied().flatten()?;
-        let path = &self.manifest.path;
-        let shown = (std::env::current_dir().ok())
-            .and_then(|cwd| path.strip_prefix(cwd).ok().map(|p| p.to_path_buf()))
-            .unwrap_or_else(|| path.clone());
-        Some(format!("--> {}:{line}:{column}", shown.display()))
+        let shown = holon_core::message::path_shown(&self.manifest.path);
+        Some(format!("--> {shown}:{line}:{column}"))
     }
 }
 
