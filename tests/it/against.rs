@@ -1109,13 +1109,13 @@ fn every_class_at_once_as_a_person_and_a_tool_read_it() {
     ]);
     compared.needs("major");
     insta::assert_snapshot!("human_every_class", compared.human);
-    // The README shows this very report.
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let start = readme
+    // The guide shows this very report.
+    let page = std::fs::read_to_string(root().join("docs/src/publishing.md")).unwrap();
+    let start = page
         .find("error[version-bump-too-small]: `version` `1.5.0`")
-        .expect("the README's example report");
-    let end = start + readme[start..].find("```").unwrap();
-    assert_eq!(readme[start..end], compared.human);
+        .expect("the guide's example report");
+    let end = start + page[start..].find("```").unwrap();
+    assert_eq!(page[start..end], compared.human);
     insta::assert_snapshot!(
         "json_every_class",
         serde_json::to_string_pretty(&compared.doc).unwrap()

@@ -298,7 +298,7 @@ fn a_server_whose_launcher_exits_while_it_lives_on() {
     );
 }
 
-/// Linux only: elsewhere a daemonizing server is not tracked (README, "Platforms").
+/// Linux only: elsewhere a daemonizing server is not tracked (the guide's "Install and platforms").
 #[cfg(target_os = "linux")]
 #[test]
 fn a_server_that_daemonizes_is_stopped_and_named() {

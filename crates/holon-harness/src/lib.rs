@@ -165,8 +165,8 @@ impl Harness {
     }
 
     /// After the run, write the agent's actual answers into the examples that differ (default
-    /// off; `HOLON_BLESS` and `--bless` win over this): see the README's "Blessing the
-    /// examples".
+    /// off; `HOLON_BLESS` and `--bless` win over this): see the guide's "Blessing the
+    /// examples" (`docs/src/examples.md`).
     pub fn bless(mut self, on: bool) -> Harness {
         self.given.bless = Some(on);
         self
