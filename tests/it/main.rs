@@ -15,7 +15,9 @@ mod check;
 mod concurrency;
 mod conformance;
 mod dist;
+
 mod eras;
+mod explain;
 mod explore;
 mod faults;
 mod files;

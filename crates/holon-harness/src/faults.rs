@@ -22,13 +22,14 @@ use crate::pass::{Caller, Planted};
 use crate::planted::FaultFlight;
 use holon_core::check::{self, Report};
 use holon_core::gateway::{Answer, Gateway, Pass, Status};
+use holon_core::ids;
 use holon_core::json::equal as json_eq;
 use holon_core::manifest::{Example, Expect, Manifest};
 use holon_upstream::fault::{Fault, Faulted, ONE_VAR, Only, Plant};
 use holon_upstream::{Mode, Request, Scope};
 
 /// The lint the fault trials can answer: a declared code no example shows.
-const WITHOUT_EXAMPLE: &str = "error-without-example";
+const WITHOUT_EXAMPLE: &str = ids::ERROR_WITHOUT_EXAMPLE.name();
 
 /// What one pass's fault trials reached.
 #[derive(Default)]
@@ -262,9 +263,9 @@ impl Faults {
 
     /// After the run: each pass's coverage line, the warnings, and what the faults say of the
     /// declared codes no example shows (`deferred`, held back from the checks before the run).
-    pub fn conclude(&self, deferred: Report, color: bool) {
+    pub fn conclude(&self, deferred: Report, color: bool, program: &str) {
         let Ok(tallies) = self.tallies.lock() else {
-            print_deferred(deferred, &BTreeMap::new(), color);
+            print_deferred(deferred, &BTreeMap::new(), color, program);
             return;
         };
         let mut reached: BTreeMap<String, String> = BTreeMap::new();
@@ -277,7 +278,7 @@ impl Faults {
                 reached.entry(code.clone()).or_insert_with(|| by.clone());
             }
         }
-        print_deferred(deferred, &reached, color);
+        print_deferred(deferred, &reached, color, program);
     }
 }
 
@@ -432,8 +433,14 @@ pub fn hold_back(report: &mut Report) -> Report {
 }
 
 /// The held-back warnings after the run: a code a fault trial that passed reached is covered
-/// (a note), one no passing trial reached keeps its warning.
-pub fn print_deferred(mut deferred: Report, reached: &BTreeMap<String, String>, color: bool) {
+/// (a note), one no passing trial reached keeps its warning, its hint naming `program`'s
+/// `explain`.
+pub fn print_deferred(
+    mut deferred: Report,
+    reached: &BTreeMap<String, String>,
+    color: bool,
+    program: &str,
+) {
     deferred.diagnostics.retain(|d| {
         let covered = code_of(&d.message).and_then(|c| reached.get(c).map(|by| (c, by)));
         if let Some((code, by)) = covered {
@@ -446,9 +453,9 @@ pub fn print_deferred(mut deferred: Report, reached: &BTreeMap<String, String>, 
     if deferred.diagnostics.is_empty() {
         return;
     }
-    eprint!("{}", check::render_human(&deferred, color));
+    eprint!("{}", check::render::human(&deferred, color, program));
     if crate::github::enabled() {
-        print!("{}", crate::github::render_check(&deferred));
+        print!("{}", crate::github::render_check(&deferred, program));
     }
 }
 

@@ -97,6 +97,9 @@ pub struct Harness {
     command_line: Layer,
     /// The command that replays a `--server-cmd` run, for explore's reports.
     replay: Option<String>,
+    /// The command as the author runs the kit, which a diagnostic's hint names for `explain`:
+    /// `cargo holon-test` in a test target, the command line's own name in a run it drives.
+    program: String,
     /// Variables for the server process, beside `PORT`.
     server_env: Vec<(String, String)>,
     /// The headers and the extra TLS roots of a `--url` run.
@@ -114,6 +117,7 @@ impl Harness {
             given: Layer::default(),
             command_line: Layer::default(),
             replay: None,
+            program: "cargo holon-test".to_string(),
             server_env: Vec::new(),
             remote: (Vec::new(), None),
             // `cargo holon-test` printed them already before it ran this test target.
@@ -243,7 +247,7 @@ impl Harness {
             Ok(Some((run, held))) => (Arc::new(run), held),
             // The checks refused the manifest, and said why.
             Ok(None) => return exit::REFUSED,
-            Err(error) => return error.report(use_color(args)),
+            Err(error) => return error.report(use_color(args), &self.program),
         };
         // A measured run stopped by a signal still says what ran: its report comes first.
         let _last_words = run.meter.clone().map(|meter| {
@@ -274,7 +278,7 @@ impl Harness {
         }
         let mcp = match self.mcp_trials(&run, args, &explorer, function.clone(), &mut trials) {
             Ok(mcp) => mcp,
-            Err(error) => return error.report(use_color(args)),
+            Err(error) => return error.report(use_color(args), &self.program),
         };
         // A server already running is asked who it is before any trial: serving another
         // manifest is the run's first failure, and a server that announces none is said once.
@@ -314,8 +318,13 @@ impl Harness {
         }
         if !args.list {
             match &faults {
-                Some(faults) => faults.conclude(held, use_color(args)),
-                None => faults::print_deferred(held, &Default::default(), use_color(args)),
+                Some(faults) => faults.conclude(held, use_color(args), &self.program),
+                None => faults::print_deferred(
+                    held,
+                    &Default::default(),
+                    use_color(args),
+                    &self.program,
+                ),
             }
         }
         let mut passes: Vec<Arc<dyn Caller>> = Vec::new();
@@ -360,9 +369,12 @@ impl Harness {
             faults::checks(&self.manifest, bless)
         };
         if !report.accepted() || (report.warnings() > 0 && !self.checks_shown) {
-            eprint!("{}", check::render_human(&report, use_color(args)));
+            eprint!(
+                "{}",
+                check::render::human(&report, use_color(args), &self.program)
+            );
             if github::enabled() {
-                print!("{}", github::render_check(&report));
+                print!("{}", github::render_check(&report, &self.program));
             }
         }
         let lines = github::enabled().then(|| github::example_lines(&report));
@@ -645,7 +657,7 @@ impl Harness {
                 code = code.max(exit::FAILED);
             }
             if let Some(error) = meter.receipts_failure() {
-                code = code.max(RunError::from(error).report(use_color(args)));
+                code = code.max(RunError::from(error).report(use_color(args), &self.program));
             }
         }
         if let Some(upstreams) = &run.upstreams {
@@ -664,14 +676,16 @@ impl Harness {
                 .map(|e| e.name.clone())
                 .collect();
             if let Err(error) = upstreams.finish(&names) {
-                code = code.max(RunError::from(error).report(use_color(args)));
+                code = code.max(RunError::from(error).report(use_color(args), &self.program));
             }
         }
         match &run.settings.junit {
             Some(path) if !args.list => {
                 match junit::write(path, &run.manifest.name, &records, started.elapsed()) {
                     Ok(()) => code,
-                    Err(error) => code.max(RunError::from(error).report(use_color(args))),
+                    Err(error) => {
+                        code.max(RunError::from(error).report(use_color(args), &self.program))
+                    }
                 }
             }
             _ => code,
