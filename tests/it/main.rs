@@ -15,6 +15,7 @@ mod check;
 mod concurrency;
 mod conformance;
 mod dist;
+mod docs;
 
 mod eras;
 mod explain;
