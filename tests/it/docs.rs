@@ -393,6 +393,11 @@ fn every_command_block_marked_as_run_prints_what_it_shows() {
                 .stdin(Stdio::null())
                 .output_within(RUN_LIMIT);
             let printed = String::from_utf8_lossy(&output.stdout).into_owned();
+            // A fence in the output would end the page's block where the output goes on.
+            assert!(
+                !printed.lines().any(|l| l.trim_start().starts_with("```")),
+                "{at}: `{command}` prints a line that starts with a fence:\n{printed}"
+            );
             if steady(&printed) != steady(shows) {
                 drifted.push(format!(
                     "{at}: `{command}` printed:\n{printed}\nthe page shows:\n{shows}"
