@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::util::{BIN, OutputWithin, PLAIN_BIN, RUN_LIMIT, root, word_stats_binary};
+use crate::util::{
+    BIN, OutputWithin, PLAIN_BIN, RUN_LIMIT, root, ticket_triage_binary, word_stats_binary,
+};
 
 /// The pages a reader can reach: the README, the guide's sources, and the two files the guide
 /// includes as appendices.
@@ -386,8 +388,9 @@ fn every_command_block_marked_as_run_prints_what_it_shows() {
                 .arg(format!("exec 2>&1; {command}"))
                 .current_dir(work.path())
                 .env("PATH", &path)
-                // The example agent's server, which the blocks' `holon-test.toml` start.
+                // The example agents' servers, which the blocks' `holon-test.toml` start.
                 .env("WORD_STATS", word_stats_binary())
+                .env("TICKET_TRIAGE", ticket_triage_binary())
                 .env("NO_COLOR", "1")
                 .env_remove("GITHUB_ACTIONS")
                 .stdin(Stdio::null())
