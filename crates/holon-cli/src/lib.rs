@@ -143,9 +143,10 @@ enum Command {
     },
     /// Print a JSON Schema (2020-12) of `holon.yaml` itself, for editors.
     Schema,
-    /// Explain a diagnostic id (`unknown-field`, `warning[string-unbounded]`): what the
-    /// registry or the gateway does, a manifest that triggers it and the fix. With no id, or
-    /// `--list`, list every id.
+    /// Explain a diagnostic id: what the registry or the gateway does, an example, the fix
+    ///
+    /// The id as a report prints it (`unknown-field`, `warning[string-unbounded]`), in any
+    /// case. With no id, or `--list`, every id, one a line.
     Explain {
         /// The id, in any case; a report's `error[ID]` or `warning[ID]` is taken as it is.
         id: Option<String>,
