@@ -209,6 +209,16 @@ mod tests {
             let lines = e.text.lines().filter(|l| !l.trim().is_empty()).count();
             assert!(lines >= 5, "`{}` is explained in {lines} lines", e.id);
             assert!(e.text.contains("```"), "`{}` has no example", e.id);
+            // The related ids are ids: a renamed one is not left behind in another's text.
+            let related = e.text.split("Related: ").nth(1);
+            let related = related.unwrap_or_else(|| panic!("`{}` names no related id", e.id));
+            for name in related.split('`').skip(1).step_by(2) {
+                assert!(
+                    ENTRIES.iter().any(|other| other.id == name && other.id != e.id),
+                    "`{}` names `{name}` as related",
+                    e.id
+                );
+            }
         }
     }
 }
