@@ -1258,7 +1258,9 @@ fn every_check_id_is_tested() {
         include_str!("against.rs"),
     ]
     .concat();
-    let id = regex::Regex::new(r#""([a-z0-9]+(?:-[a-z0-9]+)+)""#).unwrap();
+    // A check names its id by its constant in `holon_core::ids` (`ids::UNKNOWN_FIELD` for
+    // `unknown-field`).
+    let id = regex::Regex::new(r"\bids::([A-Z0-9]+(?:_[A-Z0-9]+)+)\b").unwrap();
     let mut ids = std::collections::BTreeSet::new();
     // Modules split into folders are read too.
     let mut folders: Vec<_> = [
@@ -1277,10 +1279,15 @@ fn every_check_id_is_tested() {
                 continue;
             }
             let text = std::fs::read_to_string(path).unwrap();
-            ids.extend(id.captures_iter(&text).map(|c| c[1].to_string()));
+            ids.extend(
+                id.captures_iter(&text)
+                    .map(|c| c[1].to_lowercase().replace('_', "-")),
+            );
         }
     }
     assert!(ids.len() >= 40, "the scan found only {ids:?}");
+    let known: Vec<&str> = holon_core::ids::ENTRIES.iter().map(|e| e.id).collect();
+    assert!(ids.iter().all(|id| known.contains(&id.as_str())), "{ids:?}");
     let untested: Vec<&String> = ids
         .iter()
         .filter(|id| !source.contains(&format!("\"{id}\"")))
@@ -1316,10 +1323,15 @@ fn github_format_annotates_every_diagnostic_at_its_place() {
         .unwrap()
         .iter()
         .map(|d| {
-            let mut message = d["message"].as_str().unwrap().to_string();
-            if let Some(hint) = d["hint"].as_str() {
-                message = format!("{message}\nhint: {hint}");
-            }
+            // The hint, as the human report ends it: naming the id's explanation.
+            let check = d["check"].as_str().unwrap();
+            let explain = format!("run `cargo holon-test explain {check}`");
+            let hint = match d["hint"].as_str() {
+                Some(hint) if hint.ends_with('?') => format!("{hint} {explain}"),
+                Some(hint) => format!("{hint}; {explain}"),
+                None => explain,
+            };
+            let message = format!("{}\nhint: {hint}", d["message"].as_str().unwrap());
             format!(
                 "::{} file=a%2Cb%3Ac%0Ad/holon.yaml,line={},col={},title={}::{}",
                 d["severity"].as_str().unwrap(),

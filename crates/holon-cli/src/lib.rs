@@ -8,6 +8,8 @@
 //! `holon-test`) are each one call to [`main`]. Its items follow holon-kit's version and make no
 //! promise of their own.
 
+mod against;
+mod explain;
 mod scaffold;
 
 use std::path::{Path, PathBuf};
@@ -147,6 +149,17 @@ enum Command {
     },
     /// Print a JSON Schema (2020-12) of `holon.yaml` itself, for editors.
     Schema,
+    /// Explain a diagnostic id: what the registry or the gateway does, an example, the fix
+    ///
+    /// The id as a report prints it (`unknown-field`, `warning[string-unbounded]`), in any
+    /// case. With no id, or `--list`, every id, one a line.
+    Explain {
+        /// The id, in any case; a report's `error[ID]` or `warning[ID]` is taken as it is.
+        id: Option<String>,
+        /// List every id, one a line: the id, its severity, what it means.
+        #[arg(long)]
+        list: bool,
+    },
     /// Scaffold an agent that passes its own tests.
     New {
         /// The agent's name: the package, the manifest `name` and (snake_case) the tool.
@@ -240,10 +253,22 @@ pub fn main() -> ExitCode {
             path,
             format,
             against,
-        }) => run_check(path.as_deref(), *format, against.as_deref()),
+        }) => run_check(invocation, path.as_deref(), *format, against.as_deref()),
         Some(Command::Schema) => {
             stdout(&format!("{}\n", scaffold::manifest_schema()));
             OK
+        }
+        Some(Command::Explain { id, list }) => {
+            match explain::answer(id.as_deref(), *list, invocation.name()) {
+                Ok(text) => {
+                    stdout(&text);
+                    OK
+                }
+                Err(error) => {
+                    eprintln!("{error}");
+                    USAGE
+                }
+            }
         }
         Some(Command::New {
             name,
@@ -375,16 +400,13 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
     };
     let report = command::checks(&manifest, cli.bless);
     if !report.accepted() || report.warnings() > 0 {
-        eprint!("{}", check::render_human(&report, exit::color(None)));
-        if command::github_enabled() {
-            stdout(&command::github_render(&report));
-        }
+        print_report(&report, invocation);
     }
     // A CI job's report says why nothing ran: one failing `testcase` per error.
     let junit = || command::junit_path(cli.junit.as_deref());
     if !report.accepted() {
         if let Some(path) = junit()
-            && let Err(code) = command::junit_refused(&path, &manifest, &report)
+            && let Err(code) = command::junit_refused(&path, &manifest, &report, invocation.name())
         {
             return code.max(REFUSED);
         }
@@ -393,12 +415,10 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
     let config = match holon_core::config::read(&folder_of(&manifest)) {
         Ok(config) => config,
         Err(config) => {
-            eprint!("{}", check::render_human(&config, exit::color(None)));
-            if command::github_enabled() {
-                stdout(&command::github_render(&config));
-            }
+            print_report(&config, invocation);
             if let Some(path) = junit()
-                && let Err(code) = command::junit_refused(&path, &manifest, &config)
+                && let Err(code) =
+                    command::junit_refused(&path, &manifest, &config, invocation.name())
             {
                 return code.max(REFUSED);
             }
@@ -450,7 +470,11 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
         Err(code) => return code,
     };
     // The warnings were printed above.
-    command::run_server_command(&manifest, server, command_line(cli), replay, &args)
+    let words = command::Words {
+        program: invocation.name().to_string(),
+        replay,
+    };
+    command::run_server_command(&manifest, server, command_line(cli), words, &args)
 }
 
 /// A `--url` run: each header's `${VAR}`s read (an unset one named, before any call), then the
@@ -491,7 +515,10 @@ fn run_url(invocation: Invocation, manifest: &Path, url: &str, cli: &Cli) -> u8 
         url.to_string(),
         (headers, cli.ca_cert.clone()),
         command_line(cli),
-        replay,
+        command::Words {
+            program: invocation.name().to_string(),
+            replay,
+        },
         &args,
     )
 }
@@ -631,12 +658,20 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
     }
 }
 
-fn run_check(path: Option<&Path>, format: Format, against: Option<&str>) -> u8 {
+fn run_check(
+    invocation: Invocation,
+    path: Option<&Path>,
+    format: Format,
+    against: Option<&str>,
+) -> u8 {
+    let program = invocation.name();
     let (report, config) = match find_manifest(path) {
         // `holon-test.toml` beside the manifest is checked too, when there is one.
         Ok(manifest) => (
             match against {
-                Some(old) => check::against::check_against(&manifest, published(&manifest, old)),
+                Some(old) => {
+                    check::against::check_against(&manifest, against::published(&manifest, old))
+                }
                 None => check::check_file(&manifest),
             },
             holon_core::config::read(&folder_of(&manifest)).err(),
@@ -656,15 +691,12 @@ fn run_check(path: Option<&Path>, format: Format, against: Option<&str>) -> u8 {
         Format::Json => stdout(&format!("{}\n", json_document(&report, config.as_ref()))),
         Format::Github => {
             for r in std::iter::once(&report).chain(&config) {
-                stdout(&command::github_render(r));
+                stdout(&command::github_render(r, program));
             }
         }
         Format::Human => {
             for r in std::iter::once(&report).chain(&config) {
-                eprint!("{}", check::render_human(r, exit::color(None)));
-                if command::github_enabled() {
-                    stdout(&command::github_render(r));
-                }
+                print_report(r, invocation);
             }
         }
     }
@@ -673,53 +705,6 @@ fn run_check(path: Option<&Path>, format: Format, against: Option<&str>) -> u8 {
     } else {
         REFUSED
     }
-}
-
-/// The published manifest `--against OLD` names: the file at `OLD` when there is one (or the
-/// `holon.yaml` in the folder `OLD`), else the manifest at the git revision `OLD`.
-fn published(manifest: &Path, old: &str) -> check::against::Published {
-    use check::against::{Published, Unreadable};
-    let given = Path::new(old);
-    if given.exists() {
-        let file = if given.is_dir() {
-            given.join("holon.yaml")
-        } else {
-            given.to_path_buf()
-        };
-        let label = file.display().to_string();
-        let bytes = check::read_manifest(&file).map_err(|message| Unreadable {
-            message: format!("the published manifest cannot be read: {message}"),
-            hint: None,
-        });
-        return Published { label, bytes };
-    }
-    // A name that can only be a file's (and not `REV:path`) is a file that is not there.
-    if !old.contains(':') && (old.ends_with(".yaml") || old.ends_with(".yml")) {
-        return Published {
-            label: old.to_string(),
-            bytes: Err(Unreadable {
-                message: format!("the published manifest `{old}` does not exist"),
-                hint: Some(
-                    "name the published holon.yaml, or a git revision (`v1.2.0`, `HEAD~1`, `REV:path/holon.yaml`)"
-                        .to_string(),
-                ),
-            }),
-        };
-    }
-    // As messages name it: `REV:path` as given, else the revision and the manifest's path (its
-    // file name when the path is absolute, which no revision holds).
-    let label = match (old.contains(':'), manifest.file_name()) {
-        (false, Some(name)) if manifest.is_absolute() => {
-            format!("{old}:{}", Path::new(name).display())
-        }
-        (false, _) => format!("{old}:{}", manifest.display()),
-        (true, _) => old.to_string(),
-    };
-    let bytes = command::read_revision(manifest, old).map_err(|e| Unreadable {
-        message: e.to_string(),
-        hint: e.hint(),
-    });
-    Published { label, bytes }
 }
 
 /// `check --format json`'s one document: the manifest's report, and under `test_config` the
@@ -781,6 +766,18 @@ fn relative_to(file: &Path, base: &Path) -> PathBuf {
     file.strip_prefix(base)
         .map(Path::to_path_buf)
         .unwrap_or_else(|_| file.to_path_buf())
+}
+
+/// A check report as people read it, on stderr (each hint naming `explain` as the author
+/// typed the command), and in a GitHub Actions job as annotations too.
+fn print_report(report: &check::Report, invocation: Invocation) {
+    eprint!(
+        "{}",
+        check::render::human(report, exit::color(None), invocation.name())
+    );
+    if command::github_enabled() {
+        stdout(&command::github_render(report, invocation.name()));
+    }
 }
 
 /// Writes to standard output; a reader that went away (`| head`) is not an error of ours.

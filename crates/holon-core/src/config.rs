@@ -27,6 +27,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::check::{self, Problem, Report};
+use crate::ids;
 use crate::manifest::yaml::Loc;
 
 /// The file's name, beside `holon.yaml`.
@@ -134,7 +135,7 @@ pub fn parse(text: &str, path: &Path) -> Result<TestConfig, Report> {
                 .span()
                 .map_or(Loc { line: 1, column: 1 }, |s| loc(text, s.start));
             let message = crate::message::sentence(e.message());
-            problems.push(Problem::new("toml-syntax", "", loc, message));
+            problems.push(Problem::new(ids::TOML_SYNTAX, "", loc, message));
             (None, Vec::new())
         }
     };
@@ -194,7 +195,7 @@ fn read_root(
         if let Some(first) = seen.iter().find(|u| u.env == upstream.env) {
             let at = format!("/upstreams/{}/env", crate::pointer::escape(&upstream.name));
             problems.push(Problem::new(
-                "invalid-value",
+                ids::INVALID_VALUE,
                 at,
                 find(text, &upstream.name),
                 format!(
@@ -232,7 +233,7 @@ fn read_server(
             "command" => match v.get_ref().as_str() {
                 Some(c) if !c.trim().is_empty() => command = Some(c.to_string()),
                 Some(_) => problems.push(Problem::new(
-                    "invalid-value",
+                    ids::INVALID_VALUE,
                     here,
                     loc(text, v.span().start),
                     "the server's `command` is empty",
@@ -254,7 +255,7 @@ fn read_server(
     if command.is_none() && problems.len() == before {
         problems.push(
             Problem::new(
-                "missing-field",
+                ids::MISSING_FIELD,
                 "/server",
                 find_table(text, "[server]"),
                 "`[server]` has no `command`",
@@ -279,7 +280,7 @@ fn read_upstream(
     let before = problems.len();
     if !valid_name(&name) {
         problems.push(Problem::new(
-            "invalid-value",
+            ids::INVALID_VALUE,
             &at,
             loc(text, key.span().start),
             format!("`{name}` is not an upstream name (letters, digits, `-` and `_`)"),
@@ -297,7 +298,7 @@ fn read_upstream(
             "env" => match v.get_ref().as_str() {
                 Some(var) if valid_var(var) => env = Some(var.to_string()),
                 Some(var) => problems.push(Problem::new(
-                    "invalid-value",
+                    ids::INVALID_VALUE,
                     here,
                     loc(text, v.span().start),
                     format!("`{var}` is not an environment variable's name"),
@@ -312,7 +313,7 @@ fn read_upstream(
                         url = Some(u.to_string());
                     }
                     Ok(parsed) => problems.push(Problem::new(
-                        "invalid-value",
+                        ids::INVALID_VALUE,
                         here,
                         loc(text, v.span().start),
                         format!(
@@ -321,7 +322,7 @@ fn read_upstream(
                         ),
                     )),
                     Err(e) => problems.push(Problem::new(
-                        "invalid-value",
+                        ids::INVALID_VALUE,
                         here,
                         loc(text, v.span().start),
                         format!("`{u}` does not parse as a URL: {e}"),
@@ -338,7 +339,7 @@ fn read_upstream(
                                 at: loc(text, item.span().start),
                             }),
                             Some(var) => problems.push(Problem::new(
-                                "invalid-value",
+                                ids::INVALID_VALUE,
                                 format!("{here}/{i}"),
                                 loc(text, item.span().start),
                                 format!("`{var}` is not an environment variable's name"),
@@ -370,7 +371,7 @@ fn read_upstream(
     if env.is_none() && !table.iter().any(|(f, _)| f.get_ref() == "env") {
         problems.push(
             Problem::new(
-                "missing-field",
+                ids::MISSING_FIELD,
                 &at,
                 loc(text, key.span().start),
                 format!("upstream `{name}` has no `env`"),
@@ -440,7 +441,7 @@ fn read_price(
             Some(n) if n.is_finite() && n >= 0.0 => *slot = Some(n),
             _ => problems.push(
                 Problem::new(
-                    "invalid-value",
+                    ids::INVALID_VALUE,
                     here,
                     loc(text, v.span().start),
                     format!(
@@ -457,7 +458,7 @@ fn read_price(
         if slot.is_none() && !named {
             problems.push(
                 Problem::new(
-                    "missing-field",
+                    ids::MISSING_FIELD,
                     at,
                     loc(text, value.span().start),
                     format!("the price has no `{name}`"),
@@ -486,7 +487,7 @@ fn unknown(
     otherwise: &str,
 ) -> Problem {
     let p = Problem::new(
-        "unknown-field",
+        ids::UNKNOWN_FIELD,
         at,
         loc,
         format!("unknown field `{name}` in {within}"),
@@ -499,7 +500,7 @@ fn unknown(
 
 fn wrong_type(text: &str, at: &str, value: &Spanned<DeValue<'_>>, want: &str) -> Problem {
     Problem::new(
-        "wrong-type",
+        ids::WRONG_TYPE,
         at,
         loc(text, value.span().start),
         format!("expected {want}, found {}", value.get_ref().type_str()),

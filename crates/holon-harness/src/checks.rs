@@ -9,9 +9,10 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use holon_core::check::{self, Report};
+use holon_core::ids;
 
 /// The lint the trials can answer: a declared code no example shows.
-const WITHOUT_EXAMPLE: &str = "error-without-example";
+const WITHOUT_EXAMPLE: &str = ids::ERROR_WITHOUT_EXAMPLE.name();
 
 /// The checks a test run starts with (the publish checks, `source-commit-stale`; under
 /// `--bless`, an example output the schema no longer admits is a difference to write), and the
@@ -25,10 +26,16 @@ pub fn checks(path: &Path, bless: bool) -> (Report, Report) {
     (report, held)
 }
 
-/// The checks a test target starts with, printed when they refuse, or warn and the command
-/// line did not print them already (`shown`: then they are only read again, for the run to
-/// go by); and the warnings held back from them.
-pub(crate) fn before_run(path: &Path, bless: bool, shown: bool, color: bool) -> (Report, Report) {
+/// The checks a test target starts with, printed (each hint naming `program`'s `explain`) when
+/// they refuse, or warn and the command line did not print them already (`shown`: then they
+/// are only read again, for the run to go by); and the warnings held back from them.
+pub(crate) fn before_run(
+    path: &Path,
+    bless: bool,
+    shown: bool,
+    color: bool,
+    program: &str,
+) -> (Report, Report) {
     let (report, held) = if shown {
         let mut report = check::check_file(path);
         if bless {
@@ -40,9 +47,9 @@ pub(crate) fn before_run(path: &Path, bless: bool, shown: bool, color: bool) -> 
         checks(path, bless)
     };
     if !report.accepted() || (report.warnings() > 0 && !shown) {
-        eprint!("{}", check::render_human(&report, color));
+        eprint!("{}", check::render::human(&report, color, program));
         if crate::github::enabled() {
-            print!("{}", crate::github::render_check(&report));
+            print!("{}", crate::github::render_check(&report, program));
         }
     }
     (report, held)
@@ -59,8 +66,14 @@ pub fn hold_back(report: &mut Report) -> Report {
 }
 
 /// The held-back warnings after the run: a code that `reached` names (a fault trial that passed
-/// reached it, or explore did) is proven (a note), one it does not name keeps its warning.
-pub fn print_deferred(mut deferred: Report, reached: &BTreeMap<String, String>, color: bool) {
+/// reached it, or explore did) is proven (a note), one it does not name keeps its warning, its
+/// hint naming `program`'s `explain`.
+pub fn print_deferred(
+    mut deferred: Report,
+    reached: &BTreeMap<String, String>,
+    color: bool,
+    program: &str,
+) {
     deferred.diagnostics.retain(|d| {
         let covered = code_of(&d.message).and_then(|c| reached.get(c).map(|by| (c, by)));
         if let Some((code, by)) = covered {
@@ -73,9 +86,9 @@ pub fn print_deferred(mut deferred: Report, reached: &BTreeMap<String, String>, 
     if deferred.diagnostics.is_empty() {
         return;
     }
-    eprint!("{}", check::render_human(&deferred, color));
+    eprint!("{}", check::render::human(&deferred, color, program));
     if crate::github::enabled() {
-        print!("{}", crate::github::render_check(&deferred));
+        print!("{}", crate::github::render_check(&deferred, program));
     }
 }
 

@@ -36,18 +36,28 @@ pub fn checks(path: &Path, bless: bool) -> Report {
 /// The settings a command line gave: they win over the environment and the harness's own.
 pub type CommandLine = Layer;
 
-/// A `--server-cmd` run: the publish checks' warnings were printed already; `replay` is the
-/// command line that runs it again (explore's reports add the seed and the trial).
+/// How a run the command line drives prints itself: `program` is the command as the author
+/// runs the kit (a hint names its `explain`), `replay` the command line that runs it again
+/// (explore's reports add the seed and the trial).
+pub struct Words {
+    /// `cargo holon-test`, `holon-test`, or however the author runs it.
+    pub program: String,
+    /// The command line that runs it again.
+    pub replay: String,
+}
+
+/// A `--server-cmd` run: the publish checks' warnings were printed already.
 pub fn run_server_command(
     manifest: &Path,
     server: String,
     given: CommandLine,
-    replay: String,
+    words: Words,
     args: &Arguments,
 ) -> u8 {
     let mut harness = Harness::new(manifest).server_command(server);
     harness.command_line = given;
-    harness.replay = Some(replay);
+    harness.replay = Some(words.replay);
+    harness.program = words.program;
     harness.checks_shown = true;
     harness.run_code(args)
 }
@@ -55,20 +65,21 @@ pub fn run_server_command(
 /// A `--url` run: the MCP pass against the server already running at `url`, reached with
 /// `headers` (their `${VAR}`s read already) and trusting `ca_cert` beside the platform's roots;
 /// nothing is started or stopped, and explore is off unless the command line or
-/// `HOLON_EXPLORE_CASES` asks for it (every call may cost money). `replay` is the command line
-/// that runs it again, its headers shown as `NAME: ***`.
+/// `HOLON_EXPLORE_CASES` asks for it (every call may cost money). The replay line of `words`
+/// shows its headers as `NAME: ***`.
 pub fn run_url(
     manifest: &Path,
     url: String,
     (headers, ca_cert): (Vec<Header>, Option<std::path::PathBuf>),
     mut given: CommandLine,
-    replay: String,
+    words: Words,
     args: &Arguments,
 ) -> u8 {
     let mut harness = Harness::new(manifest).explore_cases(0);
     given.server_url = Some(url);
     harness.command_line = given;
-    harness.replay = Some(replay);
+    harness.replay = Some(words.replay);
+    harness.program = words.program;
     harness.remote = (headers, ca_cert);
     harness.checks_shown = true;
     harness.run_code(args)
@@ -98,9 +109,14 @@ pub fn junit_path(given: Option<&Path>) -> Option<std::path::PathBuf> {
 /// The JUnit report of a run that stopped at the checks of `manifest` (or of its
 /// `holon-test.toml`): one failing `testcase` per error of `report`. A report that cannot be
 /// written is said on one line, and its exit code returned.
-pub fn junit_refused(path: &Path, manifest: &Path, report: &Report) -> Result<(), u8> {
+pub fn junit_refused(
+    path: &Path,
+    manifest: &Path,
+    report: &Report,
+    program: &str,
+) -> Result<(), u8> {
     crate::junit::write_refused(path, &crate::junit::agent_of(manifest), report)
-        .map_err(|e| crate::error::RunError::from(e).report(false))
+        .map_err(|e| crate::error::RunError::from(e).report(false, program))
 }
 
 /// True inside a GitHub Actions job: diagnostics are also printed as workflow commands.
@@ -108,9 +124,10 @@ pub fn github_enabled() -> bool {
     crate::github::enabled()
 }
 
-/// Every diagnostic of `report` as a GitHub workflow command, a line each.
-pub fn github_render(report: &Report) -> String {
-    crate::github::render_check(report)
+/// Every diagnostic of `report` as a GitHub workflow command, a line each, the hints naming
+/// `program`'s `explain`.
+pub fn github_render(report: &Report, program: &str) -> String {
+    crate::github::render_check(report, program)
 }
 
 /// Runs a harness with explicit libtest arguments and returns its exit code, as

@@ -648,16 +648,15 @@ impl RunError {
     }
 
     /// Says the error on standard error, as the run's last words of it, and gives its exit
-    /// code: a refused `holon-test.toml` as `check` prints it, anything else on one `error:`
-    /// line.
-    pub fn report(&self, color: bool) -> u8 {
+    /// code: a refused `holon-test.toml` as `check` prints it (each hint naming `program`'s
+    /// `explain`), anything else on one `error:` line.
+    pub fn report(&self, color: bool, program: &str) -> u8 {
+        let render = |report| holon_core::check::render::human(report, color, program);
         match self {
-            RunError::Config(report) => {
-                eprint!("{}", holon_core::check::render_human(report, color))
-            }
+            RunError::Config(report) => eprint!("{}", render(report)),
             RunError::Upstreams(holon_upstream::StartError::Recordings { reports, record }) => {
                 for report in reports {
-                    eprint!("{}", holon_core::check::render_human(report, color));
+                    eprint!("{}", render(report));
                 }
                 eprintln!(
                     "error: the recordings were not read, and nothing was written{}",
@@ -669,7 +668,7 @@ impl RunError {
                 );
             }
             RunError::Upstreams(holon_upstream::StartError::Secrets { report }) => {
-                eprint!("{}", holon_core::check::render_human(report, color));
+                eprint!("{}", render(report));
                 eprintln!("error: no call was made, and nothing was written");
             }
             other => eprintln!("error: {other}"),

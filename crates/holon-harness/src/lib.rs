@@ -100,6 +100,9 @@ pub struct Harness {
     command_line: Layer,
     /// The command that replays a `--server-cmd` run, for explore's reports.
     replay: Option<String>,
+    /// The command as the author runs the kit, which a diagnostic's hint names for `explain`:
+    /// `cargo holon-test` in a test target, the command line's own name in a run it drives.
+    program: String,
     /// Variables for the server process, beside `PORT`.
     server_env: Vec<(String, String)>,
     /// The headers and the extra TLS roots of a `--url` run.
@@ -117,6 +120,7 @@ impl Harness {
             given: Layer::default(),
             command_line: Layer::default(),
             replay: None,
+            program: "cargo holon-test".to_string(),
             server_env: Vec::new(),
             remote: (Vec::new(), None),
             // `cargo holon-test` printed them already before it ran this test target.
@@ -320,7 +324,7 @@ impl Harness {
             for (code, by) in explorer.reached() {
                 reached.entry(code).or_insert(by);
             }
-            checks::print_deferred(held, &reached, use_color(args));
+            checks::print_deferred(held, &reached, use_color(args), &self.program);
         }
         let mut passes: Vec<Arc<dyn Caller>> = Vec::new();
         passes.extend(function.map(|f| f as Arc<dyn Caller>));
@@ -333,14 +337,14 @@ impl Harness {
     /// A run that could not start: the error said, and in the JUnit report (when one is asked
     /// for) as the one failing `testcase`, so a CI report says why no trial ran.
     fn stopped(&self, error: &RunError, args: &Arguments) -> u8 {
-        let code = error.report(use_color(args));
+        let code = error.report(use_color(args), &self.program);
         if let Some(path) = settings::junit_of(&self.command_line, &self.given)
             && !args.list
             && !matches!(error, RunError::Junit(_))
         {
             let agent = junit::agent_of(&self.manifest);
             if let Err(e) = junit::write_stopped(&path, &agent, &error.to_string()) {
-                return code.max(RunError::from(e).report(use_color(args)));
+                return code.max(RunError::from(e).report(use_color(args), &self.program));
             }
         }
         code
@@ -369,8 +373,13 @@ impl Harness {
         // Under `--bless`, an example output the schema no longer admits is a difference the
         // run writes, not a refusal.
         let bless = settings::blesses(&self.command_line, &self.given);
-        let (report, held) =
-            checks::before_run(&self.manifest, bless, self.checks_shown, use_color(args));
+        let (report, held) = checks::before_run(
+            &self.manifest,
+            bless,
+            self.checks_shown,
+            use_color(args),
+            &self.program,
+        );
         let lines = github::enabled().then(|| github::example_lines(&report));
         let manifest = match check::into_manifest(report) {
             Ok(manifest) => manifest,
@@ -679,7 +688,7 @@ impl Harness {
                 code = code.max(exit::FAILED);
             }
             if let Some(error) = meter.receipts_failure() {
-                code = code.max(RunError::from(error).report(use_color(args)));
+                code = code.max(RunError::from(error).report(use_color(args), &self.program));
             }
         }
         if let Some(upstreams) = &run.upstreams {
@@ -703,14 +712,16 @@ impl Harness {
                 .map(|e| e.name.clone())
                 .collect();
             if let Err(error) = upstreams.finish(&names) {
-                code = code.max(RunError::from(error).report(use_color(args)));
+                code = code.max(RunError::from(error).report(use_color(args), &self.program));
             }
         }
         match &run.settings.junit {
             Some(path) if !args.list => {
                 match junit::write(path, &run.manifest.name, &records, started.elapsed()) {
                     Ok(()) => code,
-                    Err(error) => code.max(RunError::from(error).report(use_color(args))),
+                    Err(error) => {
+                        code.max(RunError::from(error).report(use_color(args), &self.program))
+                    }
                 }
             }
             _ => code,

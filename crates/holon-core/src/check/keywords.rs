@@ -7,9 +7,10 @@ use super::collect::Diagnostics;
 use super::diagnostic::dotted;
 use super::schema::Subschemas;
 use crate::gateway::schema::{KEYWORDS, is_keyword};
+use crate::ids::{self, Id};
 
 /// The check's id.
-const UNKNOWN: &str = "schema-unknown-keyword";
+const UNKNOWN: Id = ids::SCHEMA_UNKNOWN_KEYWORD;
 
 /// Keywords of earlier drafts that 2020-12 renamed or replaced: what to write instead.
 const RENAMED: &[(&str, &str)] = &[

@@ -10,6 +10,7 @@ use super::file::{self, MAX_FILE_BYTES};
 use super::report::{MENDED_BY_BLESS, Report};
 use super::{codes, examples, keywords, lints, schema, structure};
 use crate::gateway::Gateway;
+use crate::ids;
 use crate::manifest::yaml::{self, Kind, Loc, Node};
 use crate::manifest::{ErrorDecl, Interface, Manifest};
 
@@ -26,13 +27,13 @@ pub(super) fn read_file(path: &Path) -> Result<String, Box<Report>> {
             return Err(Box::new(Report::unreadable(path, message)));
         }
         Err(file::ReadError::NotRegular(message)) => {
-            let refused = Report::refused(path, "file-not-regular", Loc::default(), message);
+            let refused = Report::refused(path, ids::FILE_NOT_REGULAR, Loc::default(), message);
             return Err(Box::new(refused));
         }
     };
     String::from_utf8(bytes).map_err(|e| {
         let (loc, message) = text_of(e.as_bytes()).err().unwrap_or_default();
-        Box::new(Report::refused(path, "file-not-text", loc, message))
+        Box::new(Report::refused(path, ids::FILE_NOT_TEXT, loc, message))
     })
 }
 
@@ -152,7 +153,7 @@ pub(super) fn parse_by(
     };
     if text.lines().all(blank) {
         return Err(Diagnostic::error(
-            "empty-manifest",
+            ids::EMPTY_MANIFEST,
             "",
             Loc { line: 1, column: 1 },
             "the manifest is empty",
@@ -162,7 +163,7 @@ pub(super) fn parse_by(
     let root = read(text).map_err(|e| Diagnostic::error(e.check, e.pointer, e.loc, e.message))?;
     if !matches!(root.kind, Kind::Map(_)) {
         return Err(Diagnostic::error(
-            "wrong-type",
+            ids::WRONG_TYPE,
             "",
             root.loc,
             format!("the manifest must be a mapping, not {}", root.type_name()),
@@ -259,7 +260,7 @@ fn error_examples_lint(
     for (i, decl) in &parts.errors {
         if !used.contains(decl.code.as_str()) {
             out.warning(
-                "error-without-example",
+                ids::ERROR_WITHOUT_EXAMPLE,
                 format!("/interface/errors/{i}/code"),
                 format!("declared error `{}` has no example", decl.code),
             )

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::collect::Diagnostics;
 use super::diagnostic::dotted;
+use crate::ids;
 use holon_re2 as re2;
 
 /// The one dialect the registry takes.
@@ -69,7 +70,7 @@ pub fn check(
         && dialect.as_str() != Some(DIALECT)
     {
         out.error(
-            "schema-dialect",
+            ids::SCHEMA_DIALECT,
             format!("{pointer}/$schema"),
             format!("`$schema` is {dialect}, the registry takes only JSON Schema 2020-12"),
         )
@@ -80,7 +81,7 @@ pub fn check(
     let errors = (!meta.is_valid(schema)).then(|| meta.iter_errors(schema));
     for error in errors.into_iter().flatten() {
         out.error(
-            "schema-invalid",
+            ids::SCHEMA_INVALID,
             format!("{pointer}{}", error.instance_path().as_str()),
             format!(
                 "not valid JSON Schema 2020-12: {}",
@@ -98,7 +99,7 @@ pub fn check(
         Ok(validator) => Some(validator),
         Err(message) => {
             out.error(
-                "schema-compile",
+                ids::SCHEMA_COMPILE,
                 pointer,
                 format!("the schema does not compile: {message}"),
             );
@@ -121,7 +122,7 @@ fn object_at_root(schema: &Value, pointer: &str, out: &mut Diagnostics) {
         None => (pointer.to_string(), "there is no `type`".to_string()),
     };
     out.error(
-        "schema-not-object",
+        ids::SCHEMA_NOT_OBJECT,
         at,
         format!(
             "`{}` must be `type: object` at its root, and {shown}",
@@ -137,14 +138,14 @@ fn gateway_rules(ptr: &str, obj: &Map<String, Value>, out: &mut Diagnostics) {
     if let Some(Value::String(pattern)) = obj.get("pattern")
         && let Some(message) = not_re2(pattern)
     {
-        out.error("pattern-not-re2", format!("{ptr}/pattern"), message)
+        out.error(ids::PATTERN_NOT_RE2, format!("{ptr}/pattern"), message)
             .hint(RE2_HINT);
     }
     if let Some(Value::Object(props)) = obj.get("patternProperties") {
         for name in props.keys() {
             if let Some(message) = not_re2(name) {
                 let (at, loc) = out.key(&format!("{ptr}/patternProperties"), name);
-                out.error("pattern-not-re2", at, message)
+                out.error(ids::PATTERN_NOT_RE2, at, message)
                     .at(loc)
                     .hint(RE2_HINT);
             }
@@ -157,7 +158,7 @@ fn gateway_rules(ptr: &str, obj: &Map<String, Value>, out: &mut Diagnostics) {
                 Some(m) => format!("`maxItems` is {m}"),
                 None => "there is no `maxItems`".to_string(),
             };
-            out.error("unique-items-unbounded", format!("{ptr}/uniqueItems"), format!("`uniqueItems: true` needs `maxItems` <= {MAX_UNIQUE_ITEMS} on the same node, and {what}"))
+            out.error(ids::UNIQUE_ITEMS_UNBOUNDED, format!("{ptr}/uniqueItems"), format!("`uniqueItems: true` needs `maxItems` <= {MAX_UNIQUE_ITEMS} on the same node, and {what}"))
                 .hint("uniqueness compares every pair of items; bound the array or drop `uniqueItems`");
         }
     }
