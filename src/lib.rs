@@ -45,7 +45,7 @@
 //! **`cargo holon-test`** (feature `cli`, the binary): the publish checks ([`check`]), then the
 //! test target; `--server-cmd` tests a server in any language; `--bless` writes the agent's
 //! actual answers into the examples; `new` scaffolds an agent; `schema` prints the manifest's
-//! JSON Schema for editors. The README is the manual.
+//! JSON Schema for editors. The guide (`docs/`) is the manual.
 //!
 //! The public API is those three parts and nothing else: the runtime's items at the crate's
 //! root, [`harness::Harness`], and [`check`]'s report for tools that run the publish checks
@@ -54,7 +54,7 @@
 //! gateway's rules), `holon-runtime`, `holon-harness` and `holon-cli` (the command line);
 //! ARCHITECTURE.md walks through them. Depend on this crate, not on those: their items follow
 //! its version and make no promise of their own.
-// The facade of the workspace: only re-exports, each of an item the README teaches.
+// The facade of the workspace: only re-exports, each of an item the guide teaches.
 
 /// The publish checks, for a tool that runs them itself (an editor plugin, a registry mirror):
 /// with `default-features = false`, the crate is this module and nothing else.

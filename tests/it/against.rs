@@ -1109,13 +1109,13 @@ fn every_class_at_once_as_a_person_and_a_tool_read_it() {
     ]);
     compared.needs("major");
     insta::assert_snapshot!("human_every_class", compared.human);
-    // The README shows this very report.
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let start = readme
+    // The guide shows this very report.
+    let page = std::fs::read_to_string(root().join("docs/src/publishing.md")).unwrap();
+    let start = page
         .find("error[version-bump-too-small]: `version` `1.5.0`")
-        .expect("the README's example report");
-    let end = start + readme[start..].find("```").unwrap();
-    assert_eq!(readme[start..end], compared.human);
+        .expect("the guide's example report");
+    let end = start + page[start..].find("```").unwrap();
+    assert_eq!(page[start..end], compared.human);
     insta::assert_snapshot!(
         "json_every_class",
         serde_json::to_string_pretty(&compared.doc).unwrap()
@@ -1702,4 +1702,50 @@ fn the_scaffold_workflow_checks_the_version_against_the_newest_tag() {
     commit(&bumped, "2.0.0", None);
     let (output, _) = run();
     assert_eq!(code(&output), 0, "{}", stderr(&output));
+}
+
+/// A description changed near its end: both sides are shown around the first difference, not
+/// cut at the same place, where the change would not show.
+#[test]
+fn a_long_description_changed_at_its_end_shows_the_change() {
+    let said = |end: &str| {
+        edit(
+            &published(),
+            &[(
+                "description: Cleans a text and counts its words.\n",
+                &format!(
+                    "description: Cleans a text and counts its words, the way a careful editor would, keeping {end}.\n"
+                ),
+            )],
+        )
+    };
+    let compared = Pair::new(&said("names"), &said("numbers")).check();
+    let message = compared.only("patch", "/description");
+    assert_eq!(
+        message,
+        "`description` changed from `\"...tor would, keeping names.\"` to `\"...tor would, keeping numbers.\"`: the published document changed, not its interface",
+        "{}",
+        compared.human
+    );
+}
+
+/// A new output property under `additionalProperties: false` is a minor version, said as it
+/// is: no answer could hold it before, and a caller that reads the fields it knows is not
+/// broken by it.
+#[test]
+fn a_new_output_property_of_a_closed_output_says_no_answer_could_hold_it_before() {
+    let compared = changed(&[(
+        "      level: { type: string, enum: [low, high], maxLength: 4, description: How much was cleaned. }\n",
+        "      level: { type: string, enum: [low, high], maxLength: 4, description: How much was cleaned. }\n      lang: { type: string, maxLength: 5, description: The text's language. }\n",
+    )]);
+    compared.needs("minor");
+    let message = compared.only("minor", "/interface/output/properties/lang");
+    assert!(
+        message.contains("has a new property `lang`, which no answer could hold before"),
+        "{message}"
+    );
+    assert!(
+        !message.contains("every answer given now could be given before"),
+        "{message}"
+    );
 }

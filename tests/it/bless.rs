@@ -101,6 +101,11 @@ fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
         out.contains("3 examples now say what the agent does"),
         "{out}"
     );
+    // libtest printed FAILED for the differences just written: the run says why it passes.
+    assert!(
+        out.contains("bless: the 9 failed trials above were the differences now written into `"),
+        "{out}"
+    );
     for line in [
         "`a sentence`: output: {\"words\":8,\"longest\":\"examples\"}  =>  output: {\"words\":8,\"longest\":\"EXAMPLES\"}",
         "`no word long enough`: error: no_words  =>  error: empty_text",
@@ -117,7 +122,17 @@ fn a_changed_agent_is_blessed_in_place_and_a_panic_never_is() {
         .args(["holon-test", "--bless"])
         .output_within(CARGO_LIMIT);
     assert!(again.status.success(), "{}", text(&again));
-    assert!(!text(&again).contains("bless:"), "{}", text(&again));
+    // A bless with nothing to write says so, in one line, and writes nothing.
+    let said: Vec<String> = (text(&again).lines())
+        .filter(|l| l.starts_with("bless:"))
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        said,
+        ["bless: every example of `holon.yaml` already says what the agent does: nothing to write"],
+        "{}",
+        text(&again)
+    );
     assert_eq!(read(&manifest), expected);
     assert_eq!(
         std::fs::metadata(&manifest).and_then(|m| m.modified()).ok(),

@@ -354,12 +354,7 @@ fn installed_from_the_built_files_alone_it_tests_python_and_typescript_servers_w
         machine
             .command(&from_npm)
             .current_dir(&typescript)
-            .args([
-                "--manifest",
-                "holon.yaml",
-                "--server-cmd",
-                "node holon.ts",
-            ])
+            .args(["--manifest", "holon.yaml", "--server-cmd", "node holon.ts"])
             .output_within(LIMIT)
     };
     assert_passed(&run_typescript(), false);

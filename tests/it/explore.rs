@@ -227,13 +227,15 @@ fn python_an_output_out_of_schema() {
 
 #[test]
 fn python_a_server_that_dies_mid_explore() {
+    // The server is started again for each call after a crash: the crash is laid on the input
+    // that ends a server just started, and shrunk like any other defect.
     py(
         "large-exit",
         &[
-            "the server exited (exit status: 4) before it answered",
-            "edge case `/text` at `maxLength` (1000000 characters)",
-            "the server cannot be reached",
-            "gateway status: runtime_unavailable",
+            "the server exited (exit status: 4) during this call",
+            "this input ends the server",
+            "edge case `/text` at `maxLength` (1000000 characters); shrunk in",
+            "gateway status: agent_crashed",
         ],
     );
 }

@@ -100,7 +100,7 @@ fn the_rust_example_ends_every_fault_in_a_declared_code_on_both_passes() {
     for code in ["upstream_unavailable", "model_answer_unreadable"] {
         assert!(
             all.contains(&format!(
-                "note: declared error `{code}` has no example, and needs none: a fault trial reached it"
+                "note: declared error `{code}` has no example, and needs none to be tested: `faults::"
             )),
             "{code}:\n{all}"
         );
@@ -149,6 +149,52 @@ fn the_python_agent_with_the_openai_sdk_passes_every_fault() {
     );
 }
 
+/// One wrong number in one example of a model-backed agent is one report: the example's own
+/// trial shows the difference in full; its fault trial, whose every failed fault ended in that
+/// same answer, says in one line that the example, not a fault, is at odds with it.
+#[test]
+fn one_wrong_example_is_one_report_not_one_per_fault() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = recorded_python(dir.path());
+    let manifest = agent.join("holon.yaml");
+    let text_of = std::fs::read_to_string(&manifest).expect("holon.yaml");
+    let (head, tail) = text_of
+        .split_once("  - name: an outage")
+        .expect("the outage");
+    let wrong = tail.replacen("priority: high", "priority: low", 1);
+    assert_ne!(wrong, tail, "the outage says `priority: high`");
+    std::fs::write(&manifest, format!("{head}  - name: an outage{wrong}")).expect("write");
+    // An agent whose SDK tries again: under a fault it mostly answers the recorded answer.
+    let out = run_python(&agent, &["--protocol", "2026-07-28"], None, "retry");
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(101), "{all}");
+    let report = |trial: &str| {
+        all.split(&format!("---- {trial} ----\n"))
+            .nth(1)
+            .and_then(|r| r.split("\n---- ").next())
+            .unwrap_or_else(|| panic!("no report of `{trial}`:\n{all}"))
+            .trim()
+            .to_string()
+    };
+    let own = report("mcp::an outage");
+    assert!(
+        own.starts_with("the output differs from the example at `/priority` (another value)"),
+        "{own}"
+    );
+    let faults = report("faults::mcp::an outage");
+    assert_eq!(
+        faults.lines().next(),
+        Some(
+            "every fault that failed ended in one answer, a success that is not the example's output (it differs at `/priority` (another value)): no fault explains it, the example does; `mcp::an outage` reports it in full"
+        ),
+        "{faults}"
+    );
+    assert!(
+        !all.contains("answered from a broken upstream answer"),
+        "{all}"
+    );
+}
+
 #[test]
 fn a_429_that_escapes_as_an_exception_fails_exactly_the_429_faults() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -183,12 +229,17 @@ fn a_429_that_escapes_as_an_exception_fails_exactly_the_429_faults() {
         "replay: HOLON_FAULT=1:429 cargo holon-test --manifest holon.yaml --server-cmd 'python3 agent.py' -- --exact 'faults::mcp::an outage'",
         "2 of 14 faults failed",
         "faults::mcp: 2 examples, 28 faults; reached agent_error 4, model_answer_unreadable 4, upstream_unavailable 20; 4 failed",
-        // Every fault trial failed: none proves a code, so the codes keep their warnings.
+        // The fault trials that reached `upstream_unavailable` failed: none proves it, so it
+        // keeps its warning; explore reached the other code, which is proven.
         "warning[error-without-example]: declared error `upstream_unavailable` has no example",
+        "note: declared error `model_answer_unreadable` has no example, and needs none to be tested: `explore::mcp` (its case",
     ] {
         assert!(all.contains(needle), "`{needle}` in:\n{all}");
     }
-    assert!(!all.contains("note: declared error"), "{all}");
+    assert!(
+        !all.contains("note: declared error `upstream_unavailable`"),
+        "{all}"
+    );
     // The replay line replays exactly that fault.
     let one = run_python(
         &agent,

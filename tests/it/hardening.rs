@@ -648,6 +648,45 @@ async fn floats_for_integers_at_every_depth_reach_a_typed_function_in_both_passe
 // A deploy's SIGTERM.
 // ---------------------------------------------------------------------------------------------
 
+/// Agent functions that block their threads (`std::thread::sleep` in an async function) run
+/// apart from the threads that serve connections: with more of them blocked than the server's
+/// runtime has workers (which, run on those workers, stalled the whole server), another call
+/// is answered, and each blocked one is answered `timeout` at `timeout_s` (1 s in the broken
+/// agent's manifest).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn functions_that_block_their_threads_starve_neither_other_calls_nor_their_timeout() {
+    let server = AgentProcess::start(
+        crate::util::broken_agent_binary(),
+        &env(&[("TOKIO_WORKER_THREADS", "2")]),
+    )
+    .await;
+    let call = |id: u64, top: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "broken_stats", "arguments": {"text": "a b a", "top": top}}})
+        .to_string()
+    };
+    // `top: 39` blocks its thread for ever; four of them, two workers.
+    let mut stuck = Vec::new();
+    for id in 1..=4 {
+        stuck.push(sent(server.port, &request(server.port, &call(id, 39))).await);
+    }
+    let mut other = sent(server.port, &request(server.port, &call(9, 3))).await;
+    let (status, _, answer) = response(&mut other).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        answer["result"]["structuredContent"]["words"], 3,
+        "{answer}"
+    );
+    for mut stream in stuck {
+        let (status, _, answer) = response(&mut stream).await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(
+            answer["result"]["structuredContent"]["error"]["code"], "timeout",
+            "{answer}"
+        );
+    }
+}
+
 /// Linux only: a SIGTERM must reach the server after it has read the request, and only Linux's
 /// socket table (`/proc/net/tcp`) shows that; macOS has no such file to read.
 #[cfg(target_os = "linux")]

@@ -240,6 +240,8 @@ fn a_call_that_hangs_past_timeout_s() {
     assert!(started.elapsed() < Duration::from_secs(30), "{run}");
 }
 
+/// A server whose every process ends on its first `tools/call`: each call is a crash, laid on
+/// the call that had it, the server started again for the next.
 #[test]
 fn a_server_that_exits_mid_run() {
     // One call at a time, so the first call is the article's and the order is known.
@@ -250,22 +252,127 @@ fn a_server_that_exits_mid_run() {
             assert!(!message.contains("rmcp::"), "`{name}`: {message}");
         }
     }
+    let crashed: &[&str] = &[
+        "the server exited (exit status: 4) during this call",
+        "gateway status: agent_crashed",
+    ];
     run.expect_failed(&[
-        (
-            "mcp::a short article",
-            &[
-                "the server exited (exit status: 4) before it answered",
-                "gateway status: runtime_unavailable",
-            ],
-        ),
-        (
-            "mcp::an empty document",
-            &[
-                "the server exited earlier in the run (exit status: 4)",
-                "gateway status: runtime_unavailable",
-            ],
-        ),
+        ("mcp::a short article", crashed),
+        ("mcp::an empty document", crashed),
     ]);
+}
+
+/// A server that ends on one input, with the calls of every example in flight together (the
+/// default concurrency, each call taking half a second so all are in flight when it ends): the
+/// calls cut off are made again alone on the server started again, and the one trial that
+/// fails is the input's own, named with the exit status and what the server wrote for that call.
+#[test]
+fn a_server_that_dies_on_one_input_among_others_fails_that_input_alone() {
+    let run = Py::new("exit-non-ascii")
+        .manifest("word-stats-11.yaml")
+        .env("CALL_SLEEP_S", "0.5")
+        .run();
+    run.expect_failed(&[(
+        "mcp::a place abroad",
+        &[
+            "the server exited (exit status: 5) during this call",
+            "naïve café in Zürich, Ærø",
+            "| py_server: cannot encode 'naïve café in Zürich, Ærø', exiting",
+            "this input ends the server",
+            "gateway status: agent_crashed",
+        ],
+    )]);
+    assert!(
+        run.stderr
+            .contains("note: the server ended while it had other calls too"),
+        "{run}"
+    );
+}
+
+/// A server that ends on its third call, whatever the input: no input is blamed for it. The
+/// call that had the crash, made again as the first call of the server started again, is
+/// answered, and the trial says the crash came of the calls before it.
+#[test]
+fn a_server_that_dies_on_its_third_call_blames_no_input() {
+    let run = Py::new("exit-third-call")
+        .manifest("word-stats-11.yaml")
+        .args(&["--concurrency", "1"])
+        .run();
+    let trials = run.trials();
+    let failed: Vec<(&String, &String)> = (trials.iter())
+        .filter_map(|(name, outcome)| outcome.as_ref().err().map(|m| (name, m)))
+        .collect();
+    assert!(!failed.is_empty(), "{run}");
+    for (name, message) in failed {
+        for needle in [
+            "the server exited (exit status: 6) during this call",
+            "it was answered",
+            "the crash is not this input's doing, but came of the calls the server took before it",
+            "gateway status: agent_crashed",
+        ] {
+            assert!(
+                message.contains(needle),
+                "`{name}` does not say `{needle}`:\n{message}"
+            );
+        }
+        assert!(
+            !message.contains("this input ends the server"),
+            "`{name}`: {message}"
+        );
+    }
+}
+
+/// A server that ends on every call: each of the first calls made alone ends a server just
+/// started, and after three in a row the rest are not made again, so the run ends in seconds.
+#[test]
+fn a_server_that_dies_at_every_call_is_said_to_die_whatever_the_input() {
+    let run = Py::new("exit-always").manifest("word-stats-11.yaml").run();
+    let trials = run.trials();
+    let mcp: Vec<&String> = trials
+        .keys()
+        .filter(|n| n.starts_with("mcp::") && *n != "mcp::tools/list")
+        .collect();
+    assert_eq!(mcp.len(), 11, "{run}");
+    let ends = |needle: &str| {
+        mcp.iter()
+            .filter(|n| {
+                trials[**n]
+                    .as_ref()
+                    .err()
+                    .is_some_and(|m| m.contains(needle))
+            })
+            .count()
+    };
+    assert_eq!(ends("this input ends the server"), 3, "{run}");
+    assert_eq!(ends("so it dies whatever the input"), 8, "{run}");
+}
+
+/// A server that blocks its event loop on one input: every call in flight beside it waits and
+/// times out, yet only that input fails, said to block the server; the others, made again alone
+/// on the server started again, pass.
+#[test]
+fn a_server_that_one_input_blocks_fails_that_input_alone() {
+    let manifest = timeout_of_one_second("word-stats-11.yaml");
+    let run = Py::new("block-non-ascii").manifest_at(&manifest.1).run();
+    run.expect_failed(&[(
+        "mcp::a place abroad",
+        &[
+            "made alone, while the server answered nothing else either",
+            "this input blocks the server",
+            "gateway status: timeout",
+        ],
+    )]);
+}
+
+/// `file` of tests/fixtures/harness with `timeout_s: 1`, in a folder of its own.
+fn timeout_of_one_second(file: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("tests/fixtures/harness").join(file)).unwrap();
+    let changed = text.replace("timeout_s: 30,", "timeout_s: 1,");
+    assert_ne!(changed, text, "`{file}` says `timeout_s: 30,`");
+    let path = dir.path().join("holon.yaml");
+    std::fs::write(&path, changed).unwrap();
+    (dir, path)
 }
 
 #[test]
@@ -286,15 +393,25 @@ fn a_server_that_never_listens() {
 
 #[test]
 fn a_server_that_dies_at_start_shows_its_stderr() {
-    let cause: &[&str] = &[
-        "the server exited before it answered (exit status: 3)",
-        "py_server: cannot load the word list (deliberate failure at start)",
-    ];
-    Py::new("die-at-start").run().expect_failed(&[
+    let cause: &[&str] = &["the server exited before it answered (exit status: 3)"];
+    let run = Py::new("die-at-start").run();
+    run.expect_failed(&[
         ("mcp::tools/list", cause),
         ("mcp::a short article", cause),
         ("mcp::an empty document", cause),
     ]);
+    // One cause, reported in full once (its stderr with it), the others in one line each.
+    let trials = run.trials();
+    let messages: Vec<&String> = trials.values().filter_map(|o| o.as_ref().err()).collect();
+    let full = (messages.iter())
+        .filter(|m| {
+            m.contains("py_server: cannot load the word list (deliberate failure at start)")
+        })
+        .count();
+    let one_line = (messages.iter())
+        .filter(|m| m.contains("gateway status: runtime_unavailable (the same cause as `"))
+        .count();
+    assert_eq!((full, one_line), (1, 2), "{run}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -515,8 +632,7 @@ fn broken_rust_agent_fails_in_both_passes_naming_each_defect() {
         .env("HOLON_EXPLORE_CASES", "0")
         .current_dir(root().join("tests/fixtures/agents/broken-agent"));
     let run = marker.spawn(&mut command).finish(CARGO_LIMIT);
-    let crashed =
-        "got `agent_crashed` (a panic or an error that is not `ctx.fail` with a declared code)";
+    let crashed = "got `agent_crashed` (the agent raised, threw or panicked with something that is not a declared failure: `ctx.fail` with a code of `interface.errors`)";
     // Both passes meet each defect: the words every report of it holds (in full, or in the one
     // line of a trial that failed of the cause another was reported for in full), and those of
     // the full report, which one of the two passes carries.
@@ -1037,6 +1153,63 @@ fn junit_report_that_cannot_be_written_says_why_and_fails_the_run() {
     );
     // Every trial ran and passed; only the report is missing.
     assert!(run.trials().values().all(Result::is_ok), "{run}");
+}
+
+/// A manifest the checks refuse runs no trial, and the JUnit report says why: one failing
+/// testcase per error, named by its check and place, with the message and the hint, whether the
+/// command line refused it or the test target did (`cargo test --test holon` with
+/// `HOLON_JUNIT`, where no command line checked first).
+#[test]
+fn junit_report_of_a_refused_manifest_has_a_failing_testcase_per_error() {
+    let manifest = root().join("tests/fixtures/check/all-problems.yaml");
+    let checked = crate::util::check_file(&manifest);
+    let errors: Vec<&Value> = (checked.doc["diagnostics"].as_array().unwrap().iter())
+        .filter(|d| d["severity"] == "error")
+        .collect();
+    assert!(errors.len() >= 2, "{:?}", checked.doc);
+    let dir = tempfile::tempdir().unwrap();
+    let by_command = dir.path().join("command.xml");
+    let output = Command::new(BIN)
+        .args([
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--server-cmd",
+            "false",
+        ])
+        .args(["--junit", by_command.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let by_target = dir.path().join("target.xml");
+    let harness = holon_kit::harness::Harness::new(&manifest)
+        .server_command("false")
+        .junit(&by_target);
+    let args = libtest_mimic::Arguments::from_iter(["holon", "--quiet"]);
+    assert_eq!(crate::util::seam::run_harness(harness, &args), 1);
+    for path in [&by_command, &by_target] {
+        let suites = junit_read(path);
+        let suite = &suites.as_array().unwrap()[0];
+        assert_eq!(suite["failures"], errors.len(), "{suite}");
+        assert_eq!(suite["tests"], errors.len(), "{suite}");
+        let cases = suite["cases"].as_array().unwrap();
+        for (case, error) in cases.iter().zip(&errors) {
+            let place = format!("all-problems.yaml:{}:{}", error["line"], error["column"]);
+            let name = case["name"].as_str().unwrap();
+            assert!(
+                name.starts_with(&format!("check::{} (", error["check"].as_str().unwrap()))
+                    && name.ends_with(&format!("{place})")),
+                "{name} for {error}"
+            );
+            let text = case["results"][0]["text"].as_str().unwrap();
+            assert!(
+                text.contains(error["message"].as_str().unwrap()),
+                "{text}\nfor {error}"
+            );
+            if let Some(hint) = error["hint"].as_str() {
+                assert!(text.contains(hint), "{text}\nfor {error}");
+            }
+        }
+    }
 }
 
 #[test]

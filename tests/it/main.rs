@@ -15,7 +15,10 @@ mod check;
 mod concurrency;
 mod conformance;
 mod dist;
+mod docs;
+
 mod eras;
+mod explain;
 mod explore;
 mod faults;
 mod files;

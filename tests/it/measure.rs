@@ -165,6 +165,19 @@ fn receipts(path: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// `12345` as `12,345`, as the report writes counts.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The 95% Wilson interval, written again here from the formula rather than taken from the
 /// code under test.
 fn wilson(k: f64, n: f64) -> (f64, f64) {
@@ -237,17 +250,18 @@ fn the_receipts_count_each_call_as_the_model_answered_it_and_the_gate_works_both
         let upstream = receipt["upstream"].as_array().expect("upstream");
         assert_eq!(upstream.len(), 1, "{receipt}");
         assert_eq!(upstream[0]["name"], "model", "{receipt}");
+        let (i, o) = logged[0].1.expect("usage on a whole answer");
+        // The model bills every request it answered, those the agent gave up on included.
+        input += i;
+        output += o;
         if status == "timeout" {
-            // The model had not answered when the call ended.
+            // The model had not answered when the call ended (its receipt was written then).
             assert_eq!(upstream[0]["status"], Value::Null, "{receipt}");
             assert_eq!(upstream[0]["input_tokens"], Value::Null, "{receipt}");
         } else {
-            let (i, o) = logged[0].1.expect("usage on a whole answer");
             assert_eq!(upstream[0]["status"], 200, "{receipt}");
             assert_eq!(upstream[0]["input_tokens"], i, "{receipt}");
             assert_eq!(upstream[0]["output_tokens"], o, "{receipt}");
-            input += i;
-            output += o;
         }
     }
     for (name, mut runs) in from_receipts {
@@ -278,14 +292,28 @@ fn the_receipts_count_each_call_as_the_model_answered_it_and_the_gate_works_both
         "measure: success 5; declared failures 5 (model_answer_unreadable 5); invalid_output 5, agent_crashed 0, agent_error 0, timeout 5, runtime_unavailable 0",
         "`timeout_s` 1.50 s, 5 calls past it",
         "measure: price 0.01 EUR a billed call (`charge_on: success`), 5 billed; cost per success 0.03 EUR (price / success rate); the author is paid 0.00225 EUR a call and 0.009 EUR a success, after the platform's 10% fee",
-        "measure: upstream `model`: 20 requests, 15 answered",
+        // The slow answers came after their calls ended: paid for, and counted.
+        "measure: upstream `model`: 20 requests, 20 answered (5 after its call ended, paid all the same)",
     ] {
         assert!(all.contains(needle), "`{needle}` in:\n{all}");
     }
-    let tokens = format!("{input} input and {output} output tokens at 0.15 and 0.6 EUR a million");
+    // The spend is the model's own log: every token it billed, late answers included.
+    let tokens = format!(
+        "{} input and {} output tokens at 0.15 and 0.6 EUR a million",
+        thousands(input),
+        thousands(output)
+    );
     assert!(all.contains(&tokens), "`{tokens}` in:\n{all}");
+    assert!(!all.contains("never answered"), "{all}");
+    // The whole run, every request it made, by what each was for.
+    let whole = format!(
+        "spend:   upstream `model`: 20 requests, 20 answered (5 after its call ended, paid all the same), {} input and {} output tokens",
+        thousands(input),
+        thousands(output)
+    );
+    assert!(all.contains(&whole), "`{whole}` in:\n{all}");
     assert!(
-        all.contains("5 not answered before its call ended"),
+        all.contains("; by what they were for: the MCP pass's examples 20\n"),
         "{all}"
     );
     // The gate: at 33.3%, 0.3 passes (the failures are the gate's to judge) and 0.5 does not,
@@ -328,6 +356,98 @@ fn the_receipts_count_each_call_as_the_model_answered_it_and_the_gate_works_both
         !all.contains("FAILED"),
         "the trials leave it to the gate:\n{all}"
     );
+}
+
+/// A live run with explore: explore's calls reach the real model too, and the run says so
+/// before it starts; the whole run's spend counts every request the model took, explore's
+/// and the examples' alike, each token the model billed.
+#[test]
+fn a_live_run_counts_every_request_it_made_explore_s_included() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = agent(dir.path(), &[("a valid answer", "Valid answer please")]);
+    let model = model(Mix::Plain);
+    let out = run(
+        &agent,
+        &model,
+        &[
+            "--upstream",
+            "live",
+            "--explore-cases",
+            "6",
+            "--faults",
+            "off",
+        ],
+    );
+    let all = text(&out);
+    assert!(
+        all.contains("note: explore makes 6 calls to the agent, each of which may call the real upstreams (`--upstream live`), which are paid for"),
+        "{all}"
+    );
+    let log = model.log();
+    let (input, output) = log.iter().fold((0, 0), |(i, o), l| {
+        let (li, lo) = l.usage.expect("usage");
+        (i + li, o + lo)
+    });
+    // A live run measures its calls in the newest era the server speaks: the example is
+    // called once there, and explore's cases that reach the model (not the empty tickets).
+    let explore = log.len() - 1;
+    assert!(explore >= 1, "{log:?}");
+    let whole = format!(
+        "spend:   upstream `model`: {} requests, {} answered, {} input and {} output tokens at 0.15 and 0.6 EUR a million",
+        log.len(),
+        log.len(),
+        thousands(input),
+        thousands(output)
+    );
+    assert!(all.contains(&whole), "`{whole}` in:\n{all}");
+    assert!(
+        all.contains(&format!(
+            "by what they were for: the MCP pass's examples 1, explore {explore}\n"
+        )),
+        "{all}"
+    );
+}
+
+/// A declared failure that comes and goes for one input (the model answers prose one call in
+/// four, and the agent declares it unreadable) is not the input's doing: the gateway's rate
+/// counts it apart and stays at 100%, but the report shows it with its counts, and the strict
+/// rate, which counts it as a failure, is what `--min-strict-success-rate` gates on.
+#[test]
+fn declared_failures_that_come_and_go_are_shown_and_gated_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = agent(dir.path(), &[("a valid answer", "Valid answer please")]);
+    let model = model(Mix::Cycle(vec![
+        Kind::Valid,
+        Kind::Valid,
+        Kind::Valid,
+        Kind::Prose,
+    ]));
+    let args = [
+        "--upstream",
+        "live",
+        "--repeat",
+        "8",
+        "--concurrency",
+        "1",
+        "--min-success-rate",
+        "0.9",
+        "--min-strict-success-rate",
+        "0.9",
+    ];
+    let out = run(&agent, &model, &args);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(101), "{all}");
+    for needle in [
+        "measure: total: 8 calls, success rate 100.0%",
+        "measure: declared failures that come and go for one input (it succeeded on other calls, so they are not the input's doing, though the gateway counts them apart): `a valid answer` model_answer_unreadable 2 of 8 calls, success 6",
+        "measure: strict success rate, counting them as failures: 75.0% (",
+        "): 6 of 8 calls; gate on it with `--min-strict-success-rate R`",
+        "error: the strict success rate 75.0% (the declared failures that come and go for one input counted as failures) is below `--min-strict-success-rate 0.9` (90.0%)",
+    ] {
+        assert!(all.contains(needle), "`{needle}` in:\n{all}");
+    }
+    // The gateway's rate passes its own gate.
+    assert!(!all.contains("error: the measured success rate"), "{all}");
 }
 
 #[test]

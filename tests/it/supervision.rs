@@ -179,6 +179,47 @@ fn ctrl_c_of_cargo_holon_test_mid_call_ends_cargo_the_tests_and_the_server() {
     expect_none_left_since(interrupted, &marker, "Ctrl-C of cargo holon-test");
 }
 
+/// A server that dies at every call is started again by the run; Ctrl-C while that goes on
+/// ends the run with the signal, and no server, old or new, is left (none is started again
+/// once the run is stopping).
+#[test]
+fn ctrl_c_while_a_dying_server_is_started_again_leaves_nothing() {
+    let marker = Marker::new();
+    let dir = tempfile::tempdir().unwrap();
+    let starts = dir.path().join("starts");
+    let python = root().join("target/interop/python");
+    let mut command = Command::new(BIN);
+    command
+        .arg("--manifest")
+        .arg(root().join("tests/fixtures/harness/word-stats-11.yaml"))
+        .arg("--server-cmd")
+        .arg(format!(
+            "python3 '{}'",
+            root().join("tests/fixtures/servers/py_server.py").display()
+        ))
+        .env("MODE", "exit-always")
+        .env("STARTS", &starts)
+        .env("PYTHONPATH", python)
+        .env("HOLON_EXPLORE_CASES", "0");
+    let running = marker.spawn(&mut command);
+    let restarted = wait_until(Instant::now() + RUN_LIMIT, || {
+        std::fs::read_to_string(&starts).is_ok_and(|s| s.lines().count() >= 2)
+    });
+    assert!(restarted, "the server was never started again");
+    running.signal(libc::SIGINT);
+    let interrupted = Instant::now();
+    let run = running.finish(RUN_LIMIT);
+    assert!(
+        run.status.signal() == Some(libc::SIGINT) || run.status.code() == Some(130),
+        "{run}"
+    );
+    expect_none_left_since(
+        interrupted,
+        &marker,
+        "Ctrl-C while the server is started again",
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Servers that resist: stopped all the same, the harness never hangs, no watcher is left.
 // None of these answers MCP, so the harness gives up at a one-second startup limit.
@@ -257,7 +298,7 @@ fn a_server_whose_launcher_exits_while_it_lives_on() {
     );
 }
 
-/// Linux only: elsewhere a daemonizing server is not tracked (README, "Platforms").
+/// Linux only: elsewhere a daemonizing server is not tracked (the guide's "Install and platforms").
 #[cfg(target_os = "linux")]
 #[test]
 fn a_server_that_daemonizes_is_stopped_and_named() {

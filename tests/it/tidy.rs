@@ -609,8 +609,8 @@ const STRING_ERRORS: [(&str, usize, &str); 4] = [
     ),
     (
         "crates/holon-upstream/src/proxy.rs",
-        2,
-        "the same words, where the proxy asks the real service",
+        3,
+        "the same words, where the proxy asks the real service (`forward`, `record`, and `live`, which sends on what the agent gave up on)",
     ),
     (
         "crates/holon-bless/src/collect.rs",

@@ -312,10 +312,62 @@ fn a_python_agent_with_the_openai_sdk_records_once_then_replays_offline() {
     let changed = run_python(&agent, &[], None, "ok");
     let all = text(&changed);
     assert_eq!(changed.status.code(), Some(101), "{all}");
+    // One diagnosis for every trial of the stale examples, whatever flew beside them: each
+    // says its request has no recording (in full, or in one line naming the request another
+    // trial reported), none that its recording may hold a bad day's answer.
+    assert!(!all.contains("on a bad day"), "{all}");
+    for trial in [
+        "mcp::an outage",
+        "mcp::a question",
+        "mcp::2025-11-25::an outage",
+        "mcp::2025-11-25::a question",
+    ] {
+        let report = all
+            .split(&format!("---- {trial} ----\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("no report of `{trial}`:\n{all}"));
+        assert!(
+            report.starts_with("upstream `model` has no recording for a request of example"),
+            "`{trial}`: {report}"
+        );
+    }
     assert!(
         all.contains("refresh the recordings: OPENAI_API_KEY=... cargo holon-test --upstream record --bless --manifest holon.yaml --server-cmd 'python3 agent.py'"),
         "{all}"
     );
+}
+
+/// Explore recorded with a few cases, then replayed with more: a case whose model request has
+/// no recording is not judged, whatever the agent made of the replay's refusal (its SDK retries
+/// it, then it answers its declared `upstream_unavailable`); the summary counts those cases, no
+/// code is said to be reached by them, and the trial passes on the cases that were recorded.
+#[test]
+fn explore_cases_beyond_the_recorded_ones_are_not_judged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = python_agent(dir.path());
+    let mut model = model();
+    let recorded = run_python(
+        &agent,
+        &["--upstream", "record", "--bless", "--explore-cases", "12"],
+        Some(&model),
+        "ok",
+    );
+    assert_eq!(recorded.status.code(), Some(0), "{}", text(&recorded));
+    model.stop();
+    let replayed = run_python(
+        &agent,
+        &["--explore-cases", "100", "--faults", "off"],
+        None,
+        "ok",
+    );
+    let all = text(&replayed);
+    assert_eq!(replayed.status.code(), Some(0), "{all}");
+    let summary = all
+        .lines()
+        .find(|l| l.starts_with("explore::mcp: 100 cases"))
+        .unwrap_or_else(|| panic!("no summary of explore::mcp:\n{all}"));
+    assert!(summary.contains("cases had no recording"), "{summary}");
+    assert!(!summary.contains("upstream_unavailable "), "{summary}");
 }
 
 #[test]

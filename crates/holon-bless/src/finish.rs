@@ -51,11 +51,23 @@ pub fn finish(
             eprintln!("  `{name}`: {}", secrets.scrub(why));
         }
     }
-    if blessed_trials == failed {
-        Outcome::Blessed
-    } else {
-        Outcome::Left
+    if blessed_trials != failed {
+        return Outcome::Left;
     }
+    // libtest printed `FAILED` for the differences just written: say why the run passes.
+    let shown = holon_core::message::path_shown(path);
+    match failed {
+        0 => eprintln!(
+            "\nbless: every example of `{shown}` already says what the agent does: nothing to write"
+        ),
+        1 => eprintln!(
+            "\nbless: the failed trial above was the difference now written into `{shown}`, and nothing else failed: the run passes (read `git diff {shown}` before you commit)"
+        ),
+        n => eprintln!(
+            "\nbless: the {n} failed trials above were the differences now written into `{shown}`, and nothing else failed: the run passes (read `git diff {shown}` before you commit)"
+        ),
+    }
+    Outcome::Blessed
 }
 
 /// What the passes' answers allow: the changes to write, and the examples left with why.
@@ -145,7 +157,7 @@ fn write_changes(
     left: &mut Vec<(String, String)>,
     secrets: &Secrets,
 ) -> u64 {
-    let shown = path.display();
+    let shown = holon_core::message::path_shown(path);
     let fates = match bless_file(path, changes) {
         Ok(fates) => fates,
         Err(why) => {

@@ -8,6 +8,8 @@
 //! `holon-test`) are each one call to [`main`]. Its items follow holon-kit's version and make no
 //! promise of their own.
 
+mod against;
+mod explain;
 mod invocation;
 mod scaffold;
 mod types;
@@ -117,6 +119,12 @@ struct Cli {
     /// every call must end in a success or a declared failure [or `HOLON_MIN_SUCCESS_RATE`].
     #[arg(long, value_name = "R", value_parser = command::parse_rate, allow_negative_numbers = true)]
     min_success_rate: Option<f64>,
+    /// Fail the run (exit 101) when the strict success rate is below R, 0 to 1: the measured
+    /// rate with the declared failures that come and go for one input (a declared code on some
+    /// of its calls, a success on others) counted as failures, which the gateway counts apart
+    /// [or `HOLON_MIN_STRICT_SUCCESS_RATE`].
+    #[arg(long, value_name = "R", value_parser = command::parse_rate, allow_negative_numbers = true)]
+    min_strict_success_rate: Option<f64>,
     /// Make at most N calls to the agent (its upstreams may be paid): the examples' first,
     /// then explore's; what is left out is said [or `HOLON_MAX_CALLS`].
     #[arg(long, value_name = "N", value_parser = command::parse_max_calls, allow_negative_numbers = true)]
@@ -154,6 +162,17 @@ enum Command {
         /// TypeScript, `pyproject.toml` Python].
         #[arg(long, value_enum)]
         lang: Option<types::Language>,
+    },
+    /// Explain a diagnostic id: what the registry or the gateway does, an example, the fix
+    ///
+    /// The id as a report prints it (`unknown-field`, `warning[string-unbounded]`), in any
+    /// case. With no id, or `--list`, every id, one a line.
+    Explain {
+        /// The id, in any case; a report's `error[ID]` or `warning[ID]` is taken as it is.
+        id: Option<String>,
+        /// List every id, one a line: the id, its severity, what it means.
+        #[arg(long)]
+        list: bool,
     },
     /// Scaffold an agent that passes its own tests.
     New {
@@ -245,6 +264,18 @@ pub fn main() -> ExitCode {
         Some(Command::Schema) => {
             stdout(&format!("{}\n", scaffold::manifest_schema()));
             OK
+        }
+        Some(Command::Explain { id, list }) => {
+            match explain::answer(id.as_deref(), *list, invocation.name()) {
+                Ok(text) => {
+                    stdout(&text);
+                    OK
+                }
+                Err(error) => {
+                    eprintln!("{error}");
+                    USAGE
+                }
+            }
         }
         Some(Command::New {
             name,
@@ -361,7 +392,14 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
     if !report.accepted() || report.warnings() > 0 {
         print_report(invocation, &report);
     }
+    // A CI job's report says why nothing ran: one failing `testcase` per error.
+    let junit = || command::junit_path(cli.junit.as_deref());
     if !report.accepted() {
+        if let Some(path) = junit()
+            && let Err(code) = command::junit_refused(&path, &manifest, &report, invocation.name())
+        {
+            return code.max(REFUSED);
+        }
         return REFUSED;
     }
     types::warn_stale(&manifest, invocation.name());
@@ -369,6 +407,12 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
         Ok(config) => config,
         Err(config) => {
             print_report(invocation, &config);
+            if let Some(path) = junit()
+                && let Err(code) =
+                    command::junit_refused(&path, &manifest, &config, invocation.name())
+            {
+                return code.max(REFUSED);
+            }
             return REFUSED;
         }
     };
@@ -417,7 +461,11 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
         Err(code) => return code,
     };
     // The warnings were printed above.
-    command::run_server_command(&manifest, server, command_line(cli), replay, &args)
+    let words = command::Words {
+        program: invocation.name().to_string(),
+        replay,
+    };
+    command::run_server_command(&manifest, server, command_line(cli), words, &args)
 }
 
 /// A `--url` run: each header's `${VAR}`s read (an unset one named, before any call), then the
@@ -458,7 +506,10 @@ fn run_url(invocation: Invocation, manifest: &Path, url: &str, cli: &Cli) -> u8 
         url.to_string(),
         (headers, cli.ca_cert.clone()),
         command_line(cli),
-        replay,
+        command::Words {
+            program: invocation.name().to_string(),
+            replay,
+        },
         &args,
     )
 }
@@ -492,6 +543,7 @@ fn command_line(cli: &Cli) -> CommandLine {
         repeat: cli.repeat,
         receipts: cli.receipts.clone(),
         min_success_rate: cli.min_success_rate,
+        min_strict_success_rate: cli.min_strict_success_rate,
         max_calls: cli.max_calls,
     }
 }
@@ -558,6 +610,9 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
         if let Some(rate) = cli.min_success_rate {
             c.env(command::MIN_SUCCESS_RATE_VAR, rate.to_string());
         }
+        if let Some(rate) = cli.min_strict_success_rate {
+            c.env(command::MIN_STRICT_SUCCESS_RATE_VAR, rate.to_string());
+        }
         if let Some(n) = cli.max_calls {
             c.env(command::MAX_CALLS_VAR, n.to_string());
         }
@@ -600,11 +655,14 @@ fn run_check(
     format: Format,
     against: Option<&str>,
 ) -> u8 {
+    let program = invocation.name();
     let (report, config) = match find_manifest(path) {
         // `holon-test.toml` beside the manifest is checked too, when there is one.
         Ok(manifest) => (
             match against {
-                Some(old) => check::against::check_against(&manifest, published(&manifest, old)),
+                Some(old) => {
+                    check::against::check_against(&manifest, against::published(&manifest, old))
+                }
                 None => check::check_file(&manifest),
             },
             command::read_config(&folder_of(&manifest)).err(),
@@ -624,7 +682,7 @@ fn run_check(
         Format::Json => stdout(&format!("{}\n", json_document(&report, config.as_ref()))),
         Format::Github => {
             for r in std::iter::once(&report).chain(&config) {
-                stdout(&invocation.reword(&command::github_render(r)));
+                stdout(&invocation.reword(&command::github_render(r, program)));
             }
         }
         Format::Human => {
@@ -638,53 +696,6 @@ fn run_check(
     } else {
         REFUSED
     }
-}
-
-/// The published manifest `--against OLD` names: the file at `OLD` when there is one (or the
-/// `holon.yaml` in the folder `OLD`), else the manifest at the git revision `OLD`.
-fn published(manifest: &Path, old: &str) -> check::against::Published {
-    use check::against::{Published, Unreadable};
-    let given = Path::new(old);
-    if given.exists() {
-        let file = if given.is_dir() {
-            given.join("holon.yaml")
-        } else {
-            given.to_path_buf()
-        };
-        let label = file.display().to_string();
-        let bytes = check::read_manifest(&file).map_err(|message| Unreadable {
-            message: format!("the published manifest cannot be read: {message}"),
-            hint: None,
-        });
-        return Published { label, bytes };
-    }
-    // A name that can only be a file's (and not `REV:path`) is a file that is not there.
-    if !old.contains(':') && (old.ends_with(".yaml") || old.ends_with(".yml")) {
-        return Published {
-            label: old.to_string(),
-            bytes: Err(Unreadable {
-                message: format!("the published manifest `{old}` does not exist"),
-                hint: Some(
-                    "name the published holon.yaml, or a git revision (`v1.2.0`, `HEAD~1`, `REV:path/holon.yaml`)"
-                        .to_string(),
-                ),
-            }),
-        };
-    }
-    // As messages name it: `REV:path` as given, else the revision and the manifest's path (its
-    // file name when the path is absolute, which no revision holds).
-    let label = match (old.contains(':'), manifest.file_name()) {
-        (false, Some(name)) if manifest.is_absolute() => {
-            format!("{old}:{}", Path::new(name).display())
-        }
-        (false, _) => format!("{old}:{}", manifest.display()),
-        (true, _) => old.to_string(),
-    };
-    let bytes = command::read_revision(manifest, old).map_err(|e| Unreadable {
-        message: e.to_string(),
-        hint: e.hint(),
-    });
-    Published { label, bytes }
 }
 
 /// `check --format json`'s one document: the manifest's report, and under `test_config` the
@@ -752,10 +763,14 @@ fn relative_to(file: &Path, base: &Path) -> PathBuf {
 fn print_report(invocation: Invocation, report: &check::Report) {
     eprint!(
         "{}",
-        invocation.reword(&check::render_human(report, exit::color(None)))
+        invocation.reword(&check::render::human(
+            report,
+            exit::color(None),
+            invocation.name()
+        ))
     );
     if command::github_enabled() {
-        stdout(&invocation.reword(&command::github_render(report)));
+        stdout(&invocation.reword(&command::github_render(report, invocation.name())));
     }
 }
 

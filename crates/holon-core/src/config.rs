@@ -28,6 +28,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::check::{self, Problem, Report};
+use crate::ids;
 use crate::manifest::yaml::Loc;
 use crate::settings::{self as run_settings, Setting};
 use crate::tables::{find_table, loc, not_one, unknown, wrong_type};
@@ -144,7 +145,7 @@ pub fn parse(text: &str, path: &Path) -> Result<TestConfig, Report> {
                 .span()
                 .map_or(Loc { line: 1, column: 1 }, |s| loc(text, s.start));
             let message = crate::message::sentence(e.message());
-            problems.push(Problem::new("toml-syntax", "", loc, message));
+            problems.push(Problem::new(ids::TOML_SYNTAX, "", loc, message));
             (None, Vec::new())
         }
     };
@@ -211,7 +212,7 @@ fn read_root(
         if let Some(first) = seen.iter().find(|u| u.env == upstream.env) {
             let at = format!("/upstreams/{}/env", crate::pointer::escape(&upstream.name));
             problems.push(Problem::new(
-                "invalid-value",
+                ids::INVALID_VALUE,
                 at,
                 find(text, &upstream.name),
                 format!(
@@ -272,7 +273,7 @@ fn read_server(
         match v.get_ref().as_str() {
             Some(c) if !c.trim().is_empty() => *slot = Some(c.to_string()),
             Some(_) => problems.push(Problem::new(
-                "invalid-value",
+                ids::INVALID_VALUE,
                 here,
                 loc(text, v.span().start),
                 format!("the server's `{field_name}` is empty"),
@@ -283,7 +284,7 @@ fn read_server(
     if command.is_none() && problems.len() == before && (table.is_empty() || function.is_some()) {
         problems.push(
             Problem::new(
-                "missing-field",
+                ids::MISSING_FIELD,
                 "/server",
                 find_table(text, "[server]"),
                 "`[server]` has no `command`",
@@ -308,7 +309,7 @@ fn read_upstream(
     let before = problems.len();
     if !valid_name(&name) {
         problems.push(Problem::new(
-            "invalid-value",
+            ids::INVALID_VALUE,
             &at,
             loc(text, key.span().start),
             format!("`{name}` is not an upstream name (letters, digits, `-` and `_`)"),
@@ -326,7 +327,7 @@ fn read_upstream(
             "env" => match v.get_ref().as_str() {
                 Some(var) if valid_var(var) => env = Some(var.to_string()),
                 Some(var) => problems.push(Problem::new(
-                    "invalid-value",
+                    ids::INVALID_VALUE,
                     here,
                     loc(text, v.span().start),
                     format!("`{var}` is not an environment variable's name"),
@@ -341,7 +342,7 @@ fn read_upstream(
                         url = Some(u.to_string());
                     }
                     Ok(parsed) => problems.push(Problem::new(
-                        "invalid-value",
+                        ids::INVALID_VALUE,
                         here,
                         loc(text, v.span().start),
                         format!(
@@ -350,7 +351,7 @@ fn read_upstream(
                         ),
                     )),
                     Err(e) => problems.push(Problem::new(
-                        "invalid-value",
+                        ids::INVALID_VALUE,
                         here,
                         loc(text, v.span().start),
                         format!("`{u}` does not parse as a URL: {e}"),
@@ -367,7 +368,7 @@ fn read_upstream(
                                 at: loc(text, item.span().start),
                             }),
                             Some(var) => problems.push(Problem::new(
-                                "invalid-value",
+                                ids::INVALID_VALUE,
                                 format!("{here}/{i}"),
                                 loc(text, item.span().start),
                                 format!("`{var}` is not an environment variable's name"),
@@ -399,7 +400,7 @@ fn read_upstream(
     if env.is_none() && !table.iter().any(|(f, _)| f.get_ref() == "env") {
         problems.push(
             Problem::new(
-                "missing-field",
+                ids::MISSING_FIELD,
                 &at,
                 loc(text, key.span().start),
                 format!("upstream `{name}` has no `env`"),
@@ -478,7 +479,7 @@ fn read_price(
         if slot.is_none() && !named {
             problems.push(
                 Problem::new(
-                    "missing-field",
+                    ids::MISSING_FIELD,
                     at,
                     loc(text, value.span().start),
                     format!("the price has no `{name}`"),

@@ -6,8 +6,8 @@
 //! on it, and an agent depends on `holon-kit`, whose `check` module re-exports the report API.
 //! Its items follow holon-kit's version and make no promise of their own.
 //!
-//! The modules, lowest first (a module never names one after it): `pointer` and `message`
-//! (JSON pointers, message helpers), `json` (equality and size of values), `gateway` (bounds,
+//! The modules, lowest first (a module never names one after it): `pointer`, `message` and
+//! `ids` (JSON pointers, message helpers, every diagnostic id with its explanation), `json` (equality and size of values), `gateway` (bounds,
 //! schemas, statuses, answers), `manifest` (the file format and the checked model), `bump`
 //! (two manifests compared: the version each difference needs), `check` (the publish checks,
 //! which build the checked `Manifest`, and `--against`'s version rule), `config`
@@ -19,6 +19,7 @@ pub mod bump;
 pub mod check;
 pub mod config;
 pub mod gateway;
+pub mod ids;
 pub mod json;
 pub mod manifest;
 pub mod message;

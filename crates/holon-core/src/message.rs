@@ -27,6 +27,40 @@ pub fn short(v: &Value) -> String {
     }
 }
 
+/// Two values that differ, each cut short as [`short`] cuts it; two long strings that [`short`]
+/// would cut to the same text are shown around their first difference instead
+/// (`...to measure, in words.` and `...to measure, in characters.`), so the change shows.
+pub fn pair(old: &Value, new: &Value) -> (String, String) {
+    let (a, b) = (short(old), short(new));
+    let (Value::String(x), Value::String(y)) = (old, new) else {
+        return (a, b);
+    };
+    if a != b {
+        return (a, b);
+    }
+    let at = x.chars().zip(y.chars()).take_while(|(p, q)| p == q).count();
+    let window = |s: &str| {
+        let start = at.saturating_sub(20);
+        let total = s.chars().count();
+        let shown: String = s.chars().skip(start).take(50).collect();
+        let before = if start > 0 { "..." } else { "" };
+        let after = if start + 50 < total { "..." } else { "" };
+        Value::String(format!("{before}{shown}{after}")).to_string()
+    };
+    (window(x), window(y))
+}
+
+/// A path as a message names it: relative to the current folder when it is inside it (a test
+/// target's absolute manifest path reads `holon.yaml`), else as given.
+pub fn path_shown(path: &std::path::Path) -> String {
+    let relative = (std::env::current_dir().ok()).and_then(|cwd| {
+        path.strip_prefix(cwd)
+            .ok()
+            .map(std::path::Path::to_path_buf)
+    });
+    relative.as_deref().unwrap_or(path).display().to_string()
+}
+
 /// A library message in house style: first letter lowercase, no trailing period.
 pub fn sentence(text: &str) -> String {
     let text = text.trim().trim_end_matches('.');

@@ -5,6 +5,7 @@
 
 use crate::check::{self, Problem, Report};
 use crate::config::TestConfig;
+use crate::ids;
 
 /// The fewest characters a secret's value may have. A shorter value is found in ordinary text
 /// (a word, a number): scrubbing it would rewrite what is no secret, and not scrubbing it would
@@ -74,7 +75,7 @@ impl Secrets {
                     if need == Need::Every {
                         problems.push(
                             Problem::new(
-                                "secret-unset",
+                                ids::SECRET_UNSET,
                                 at,
                                 secret.at,
                                 format!(
@@ -92,7 +93,7 @@ impl Secrets {
                     if need != Need::Nothing {
                         problems.push(
                             Problem::new(
-                                "secret-too-short",
+                                ids::SECRET_TOO_SHORT,
                                 at,
                                 secret.at,
                                 format!(

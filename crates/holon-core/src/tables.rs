@@ -6,6 +6,7 @@ use toml::Spanned;
 use toml::de::DeValue;
 
 use crate::check::Problem;
+use crate::ids;
 use crate::manifest::yaml::Loc;
 
 /// `unknown-field` for the key `name` (at `at`, `loc`) in `within` (`[server]`, a price), with
@@ -19,7 +20,7 @@ pub(crate) fn unknown(
     otherwise: &str,
 ) -> Problem {
     let p = Problem::new(
-        "unknown-field",
+        ids::UNKNOWN_FIELD,
         at,
         loc,
         format!("unknown field `{name}` in {within}"),
@@ -37,7 +38,7 @@ pub(crate) fn wrong_type(
     want: &str,
 ) -> Problem {
     Problem::new(
-        "wrong-type",
+        ids::WRONG_TYPE,
         at,
         loc(text, value.span().start),
         format!("expected {want}, found {}", value.get_ref().type_str()),
@@ -69,7 +70,7 @@ pub(crate) fn not_one(
     what: &str,
 ) -> Problem {
     Problem::new(
-        "invalid-value",
+        ids::INVALID_VALUE,
         at,
         loc(text, value.span().start),
         format!(

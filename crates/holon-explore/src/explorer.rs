@@ -1,7 +1,7 @@
 //! The explorer of one run: the plan drawn once and shared by both trials, each case's answer
 //! settled as the gateway would, the first defect shrunk and reported.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
@@ -10,7 +10,7 @@ use crate::error::ExploreError;
 use crate::plan::{Origin, Plan, plan};
 use crate::settings::Settings;
 use crate::{judge, report, shrink};
-use holon_core::gateway::{Answer, Pass, Reply, Trouble};
+use holon_core::gateway::{Answer, Pass, Reply, Status, Trouble};
 use holon_core::manifest::Manifest;
 
 /// A way to call the agent: one input in, what came back out.
@@ -27,6 +27,8 @@ pub struct Explorer {
     settings: Arc<Settings>,
     plan: OnceLock<Result<Plan, ExploreError>>,
     answers: Mutex<HashMap<String, Answer>>,
+    /// The declared codes the cases reached, each with the first trial and case that did.
+    reached: Mutex<BTreeMap<String, String>>,
 }
 
 impl Explorer {
@@ -37,7 +39,15 @@ impl Explorer {
             settings,
             plan: OnceLock::new(),
             answers: Mutex::new(HashMap::new()),
+            reached: Mutex::new(BTreeMap::new()),
         })
+    }
+
+    /// The declared codes the cases of either trial reached, each with the first trial and
+    /// case that did (`` `explore::mcp` (its case 12) ``): the agent raises each, as the tests
+    /// show. A case not judged (an upstream request with no recording) reached nothing.
+    pub fn reached(&self) -> BTreeMap<String, String> {
+        self.reached.lock().map(|r| r.clone()).unwrap_or_default()
     }
 
     /// One answer settled as the gateway would. The function's answers are kept; the
@@ -133,6 +143,13 @@ impl Explorer {
                     }
                 };
                 let outcome = settle(&case.input, got);
+                if let Status::Declared(code) = &outcome.status
+                    && let Ok(mut reached) = self.reached.lock()
+                {
+                    reached
+                        .entry(code.clone())
+                        .or_insert_with(|| format!("`{name}` (its case {})", tally.cases));
+                }
                 if matches!(case.origin, Origin::Edge(_)) {
                     tally.edges += 1;
                 }

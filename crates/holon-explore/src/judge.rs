@@ -56,9 +56,12 @@ fn one_line(answer: &Answer) -> String {
         Answer::TextOnly(_) => "text only".into(),
         Answer::RpcError { code, .. } => format!("JSON-RPC error {code}"),
         Answer::Malformed(_) => "a result that breaks the protocol".into(),
-        Answer::Hung(_) | Answer::HungAlone(_) | Answer::HungNotRetried(_) => "no answer".into(),
+        Answer::Hung(_) | Answer::HungAlone(_) | Answer::HungNotRetried(_) | Answer::Blocked(_) => {
+            "no answer".into()
+        }
         Answer::HttpStatus { status, .. } => format!("HTTP {status}"),
         Answer::Unreachable(_) => "no answer: the server could not be reached".into(),
+        Answer::Crashed(_) => "no answer: the server's process ended".into(),
     }
 }
 
@@ -84,7 +87,10 @@ fn answered(answer: &Answer) -> Vec<String> {
             vec![format!("# JSON-RPC error {code}: {}", comment(message))]
         }
         Answer::Malformed(why) => vec![format!("# breaks the protocol: {}", comment(why))],
-        Answer::Hung(limit) | Answer::HungAlone(limit) | Answer::HungNotRetried(limit) => {
+        Answer::Hung(limit)
+        | Answer::HungAlone(limit)
+        | Answer::HungNotRetried(limit)
+        | Answer::Blocked(limit) => {
             vec![format!("# no answer within {limit} s")]
         }
         Answer::HttpStatus { status, reason, .. } => {
@@ -95,6 +101,7 @@ fn answered(answer: &Answer) -> Vec<String> {
             vec![format!("# HTTP {status}{reason} instead of an MCP answer")]
         }
         Answer::Unreachable(_) => vec!["# no answer: the server could not be reached".into()],
+        Answer::Crashed(why) => vec![format!("# the server crashed: {}", comment(why))],
     }
 }
 

@@ -164,11 +164,12 @@ pub fn diff(expected: &Value, actual: &Value) -> String {
     let left = serde_json::to_string_pretty(expected).unwrap_or_default();
     let right = serde_json::to_string_pretty(actual).unwrap_or_default();
     let _ = writeln!(out, "side by side (< expected, > actual):");
-    let _ = write!(
-        out,
-        "{}",
-        pretty_assertions::StrComparison::new(&left, &right)
-    );
+    // The comparison's own header (`Diff < left / right > :`) would say it twice.
+    let compared = pretty_assertions::StrComparison::new(&left, &right).to_string();
+    let body = compared
+        .split_once('\n')
+        .map_or(compared.as_str(), |(_, b)| b);
+    let _ = write!(out, "{body}");
     out
 }
 

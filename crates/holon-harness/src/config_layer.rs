@@ -10,6 +10,7 @@ use crate::error::SettingError;
 use crate::settings::{self, Layer};
 use holon_core::check::{Problem, Report, file_report};
 use holon_core::config::TestConfig;
+use holon_core::ids;
 use holon_core::settings::Setting;
 use holon_explore as explore;
 
@@ -26,7 +27,7 @@ pub fn layer(config: Option<&TestConfig>) -> Result<Layer, Report> {
     for setting in &config.settings {
         if let Err(why) = set(&mut layer, setting, dir) {
             problems.push(Problem::new(
-                "invalid-value",
+                ids::INVALID_VALUE,
                 setting.pointer.clone(),
                 setting.at,
                 format!(

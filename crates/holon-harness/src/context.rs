@@ -2,7 +2,7 @@
 //! trials' records, what `--bless` collects), passed down rather than kept in the process, so
 //! two runs in one process are independent.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::measure::{Meter, Plan};
 use crate::record::Records;
@@ -32,6 +32,54 @@ pub(crate) struct Run {
     pub plan: Plan,
     /// What the measured calls go through, when the run is measured.
     pub meter: Option<Arc<Meter>>,
+    /// Each upstream declared, with its price per million tokens when one is given.
+    pub prices: Vec<(String, Option<holon_core::config::TokenPrice>)>,
+    /// Where each example says what it expects, for the report of one that differs.
+    pub places: Arc<Places>,
+    /// The command that writes the agent's answers into the examples (`cargo holon-test
+    /// --bless`, or the run's own command line with `--bless`).
+    pub bless_command: String,
+}
+
+/// Where each example's `output` or `error` key stands in the manifest (line, column), read
+/// from the manifest's text the first time a report needs one: a run that passes never reads
+/// it.
+pub(crate) struct Places {
+    manifest: Arc<Manifest>,
+    found: OnceLock<Vec<Option<(u64, u64)>>>,
+}
+
+impl Places {
+    /// Nothing read yet of `manifest`.
+    pub(crate) fn new(manifest: Arc<Manifest>) -> Places {
+        Places {
+            manifest,
+            found: OnceLock::new(),
+        }
+    }
+
+    /// `--> holon.yaml:28:5`, where example `index` says what it expects.
+    pub(crate) fn of(&self, index: usize) -> Option<String> {
+        let found = self.found.get_or_init(|| {
+            let Ok(root) = holon_core::manifest::yaml::parse(&self.manifest.text) else {
+                return Vec::new();
+            };
+            let Some(holon_core::manifest::yaml::Kind::Seq(items)) =
+                root.get("examples").map(|n| &n.kind)
+            else {
+                return Vec::new();
+            };
+            (items.iter())
+                .map(|item| {
+                    let key = item.get("output").or_else(|| item.get("error"))?;
+                    Some((key.loc.line, key.loc.column))
+                })
+                .collect()
+        });
+        let (line, column) = found.get(index).copied().flatten()?;
+        let shown = holon_core::message::path_shown(&self.manifest.path);
+        Some(format!("--> {shown}:{line}:{column}"))
+    }
 }
 
 /// The function pass's runtime, which does not wait for its workers when it is dropped: a

@@ -321,6 +321,29 @@ pub enum ServerError {
     AnotherManifest(String),
 }
 
+/// Why a server that died or stopped answering could not be started again for the next call.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ReviveError {
+    /// A server already running (`--url`): the run never starts it.
+    #[error("a server already running is not started again by the run")]
+    Running,
+    /// The run is ending on a signal.
+    #[error("the run is stopping")]
+    Stopping,
+    /// Its process could not be started again.
+    #[error("the server could not be started again: {0}")]
+    Start(ServerError),
+    /// No thread could start it.
+    #[error("the server could not be started again: no thread to start it on: {0}")]
+    Thread(String),
+    /// It started again, but would not open in this era: why, as a predicate of "the server".
+    #[error("the server, started again, {0}")]
+    Reopen(EraFailure),
+    /// There is no server to start again.
+    #[error(transparent)]
+    Server(#[from] ServerError),
+}
+
 /// What is wrong with a server's `tools/list`.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum ToolsError {
@@ -458,6 +481,18 @@ pub enum FaultsFailed {
         /// The example whose recording is stale, by its name.
         example: String,
         /// Its trial on the same pass, which reports the request in full.
+        trial: String,
+    },
+    /// Under every fault that failed, the agent answered the same success, not the example's
+    /// output: the agent answers so without a fault too (it retried, and the recording answered
+    /// it), so the example, not the fault, is at odds with it, as its own trial says.
+    #[error(
+        "every fault that failed ended in one answer, a success that is not the example's output ({what}): no fault explains it, the example does; `{trial}` reports it in full"
+    )]
+    TheExample {
+        /// How the answer differs from the example.
+        what: String,
+        /// The example's own trial on the same pass.
         trial: String,
     },
 }
@@ -616,16 +651,15 @@ impl RunError {
     }
 
     /// Says the error on standard error, as the run's last words of it, and gives its exit
-    /// code: a refused `holon-test.toml` as `check` prints it, anything else on one `error:`
-    /// line.
-    pub fn report(&self, color: bool) -> u8 {
+    /// code: a refused `holon-test.toml` as `check` prints it (each hint naming `program`'s
+    /// `explain`), anything else on one `error:` line.
+    pub fn report(&self, color: bool, program: &str) -> u8 {
+        let render = |report| holon_core::check::render::human(report, color, program);
         match self {
-            RunError::Config(report) => {
-                eprint!("{}", holon_core::check::render_human(report, color))
-            }
+            RunError::Config(report) => eprint!("{}", render(report)),
             RunError::Upstreams(holon_upstream::StartError::Recordings { reports, record }) => {
                 for report in reports {
-                    eprint!("{}", holon_core::check::render_human(report, color));
+                    eprint!("{}", render(report));
                 }
                 eprintln!(
                     "error: the recordings were not read, and nothing was written{}",
@@ -637,7 +671,7 @@ impl RunError {
                 );
             }
             RunError::Upstreams(holon_upstream::StartError::Secrets { report }) => {
-                eprint!("{}", holon_core::check::render_human(report, color));
+                eprint!("{}", render(report));
                 eprintln!("error: no call was made, and nothing was written");
             }
             other => eprintln!("error: {other}"),

@@ -8,10 +8,9 @@
 //! The calls go out ahead of the trials (`planted`), all of a pass's together.
 //!
 //! After the run, one coverage line per pass: the examples, the faults played, the codes they
-//! reached; and what the faults say of the declared codes no example shows.
+//! reached, which the run's checks take as proven (`checks`).
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use libtest_mimic::Trial;
@@ -20,15 +19,11 @@ use crate::context::Run;
 use crate::error::FaultsFailed;
 use crate::pass::{Caller, Planted};
 use crate::planted::FaultFlight;
-use holon_core::check::{self, Report};
 use holon_core::gateway::{Answer, Gateway, Pass, Status};
 use holon_core::json::equal as json_eq;
 use holon_core::manifest::{Example, Expect, Manifest};
 use holon_upstream::fault::{Fault, Faulted, ONE_VAR, Only, Plant};
 use holon_upstream::{Mode, Request, Scope};
-
-/// The lint the fault trials can answer: a declared code no example shows.
-const WITHOUT_EXAMPLE: &str = "error-without-example";
 
 /// What one pass's fault trials reached.
 #[derive(Default)]
@@ -190,6 +185,9 @@ impl Faults {
         // An exchange whose planted request the call never made: every other fault of it is
         // planted on the same request, and one report says it.
         let mut never_made: Option<usize> = None;
+        // The success each failed fault ended in, while every one ended in the same: the
+        // agent's answer without a fault, at odds with the example.
+        let mut one_success: Option<Option<serde_json::Value>> = None;
         for (j, (k, fault)) in self.cases(exchanges).into_iter().enumerate() {
             let Some((upstream, request, _)) = exchanges.get(k) else {
                 continue;
@@ -241,6 +239,19 @@ impl Faults {
             if matches!(&verdict, Verdict::Fails(_)) && !faulted.played {
                 never_made = Some(k);
             }
+            if matches!(&verdict, Verdict::Fails(_)) {
+                let success = match (&status, &faulted.answer) {
+                    (Status::Success, Answer::Output(output)) => Some(output.clone()),
+                    _ => None,
+                };
+                one_success = match one_success {
+                    None => Some(success),
+                    Some(Some(seen)) if success.as_ref().is_some_and(|s| json_eq(s, &seen)) => {
+                        Some(Some(seen))
+                    }
+                    Some(_) => Some(None),
+                };
+            }
             if let Verdict::Fails(why) = verdict {
                 reports.push(case.report(&why, &faulted, gateway, &self.command));
             }
@@ -257,17 +268,25 @@ impl Faults {
         if passed {
             return Ok(());
         }
+        if let (Some(Some(output)), Expect::Output(expected)) = (&one_success, &example.expect)
+            && let Some(first) = crate::compare::differences(expected, output).first()
+        {
+            return Err(FaultsFailed::TheExample {
+                what: format!("it differs at {} ({})", first.place(), first.kind.words()),
+                trial: format!("{}::{}", pass.name(), example.name),
+            });
+        }
         Err(FaultsFailed::Faults { reports, played })
     }
 
-    /// After the run: each pass's coverage line, the warnings, and what the faults say of the
-    /// declared codes no example shows (`deferred`, held back from the checks before the run).
-    pub fn conclude(&self, deferred: Report, color: bool) {
-        let Ok(tallies) = self.tallies.lock() else {
-            print_deferred(deferred, &BTreeMap::new(), color);
-            return;
-        };
+    /// After the run: each pass's coverage line and its warnings; the declared codes the trials
+    /// that passed reached, each with the first trial and fault that reached it (what the run's
+    /// held-back `error-without-example` warnings are answered with).
+    pub fn conclude(&self) -> BTreeMap<String, String> {
         let mut reached: BTreeMap<String, String> = BTreeMap::new();
+        let Ok(tallies) = self.tallies.lock() else {
+            return reached;
+        };
         for (pass, tally) in tallies.iter() {
             eprintln!("{}", tally.line(pass.name()));
             for warning in &tally.warnings {
@@ -277,7 +296,7 @@ impl Faults {
                 reached.entry(code.clone()).or_insert_with(|| by.clone());
             }
         }
-        print_deferred(deferred, &reached, color);
+        reached
     }
 }
 
@@ -397,77 +416,5 @@ impl Case<'_> {
             crate::settings::shell_quote(self.trial)
         ));
         out
-    }
-}
-
-/// The checks a test run starts with (the publish checks, `source-commit-stale`; under
-/// `--bless`, an example output the schema no longer admits is a difference to write), and the
-/// warnings held back from them for the fault trials to answer after the run.
-pub fn checks(path: &Path, bless: bool) -> (Report, Report) {
-    let mut report = crate::provenance::checks(path);
-    if bless {
-        report = check::for_bless(report);
-    }
-    let held = hold_back(&mut report);
-    (report, held)
-}
-
-/// The `error-without-example` warnings moved out of `report` when the fault trials may speak
-/// for them: `holon-test.toml` declares upstreams and something is recorded. Whether the
-/// trials run (`--faults off`, the mode) does not matter: the run prints what it held back,
-/// answered or not.
-pub fn hold_back(report: &mut Report) -> Report {
-    let dir = holon_core::manifest::folder_of(&report.path);
-    let declares = holon_core::config::read(&dir)
-        .ok()
-        .flatten()
-        .is_some_and(|c| !c.upstreams.is_empty());
-    let recorded =
-        holon_upstream::recording::any_recorded(&dir.join(holon_upstream::recording::FOLDER));
-    if report.accepted() && declares && recorded {
-        report.split_off(|d| d.check == WITHOUT_EXAMPLE)
-    } else {
-        report.split_off(|_| false)
-    }
-}
-
-/// The held-back warnings after the run: a code a fault trial that passed reached is covered
-/// (a note), one no passing trial reached keeps its warning.
-pub fn print_deferred(mut deferred: Report, reached: &BTreeMap<String, String>, color: bool) {
-    deferred.diagnostics.retain(|d| {
-        let covered = code_of(&d.message).and_then(|c| reached.get(c).map(|by| (c, by)));
-        if let Some((code, by)) = covered {
-            eprintln!(
-                "note: declared error `{code}` has no example, and needs none: a fault trial reached it ({by}), so the tests prove the agent raises it"
-            );
-        }
-        covered.is_none()
-    });
-    if deferred.diagnostics.is_empty() {
-        return;
-    }
-    eprint!("{}", check::render_human(&deferred, color));
-    if crate::github::enabled() {
-        print!("{}", crate::github::render_check(&deferred));
-    }
-}
-
-/// The code an `error-without-example` warning names (between its first backticks).
-fn code_of(message: &str) -> Option<&str> {
-    let (_, rest) = message.split_once('`')?;
-    rest.split_once('`').map(|(code, _)| code)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_code_of_a_warning_is_between_its_first_backticks() {
-        assert_eq!(
-            code_of("declared error `upstream_unavailable` has no example"),
-            Some("upstream_unavailable")
-        );
-        assert_eq!(code_of("no code"), None);
     }
 }

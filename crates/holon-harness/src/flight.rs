@@ -208,8 +208,11 @@ impl Drop for GatherPanic<'_> {
 pub struct Retries {
     timed_out: AtomicUsize,
     refused: AtomicUsize,
+    died: AtomicUsize,
     answered: AtomicUsize,
+    answered_died: AtomicUsize,
     not_retried: AtomicUsize,
+    not_retried_dead: AtomicUsize,
 }
 
 /// Why a call was tried again alone.
@@ -219,6 +222,8 @@ pub enum Crowded {
     TimedOut,
     /// No connection to the server.
     Refused,
+    /// The server's process ended while it had the call (the server is started again).
+    Died,
 }
 
 impl Retries {
@@ -227,9 +232,12 @@ impl Retries {
         match why {
             Crowded::TimedOut => &self.timed_out,
             Crowded::Refused => &self.refused,
+            Crowded::Died => &self.died,
         }
         .fetch_add(1, Ordering::Relaxed);
-        if answered {
+        if answered && why == Crowded::Died {
+            self.answered_died.fetch_add(1, Ordering::Relaxed);
+        } else if answered {
             self.answered.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -238,6 +246,16 @@ impl Retries {
     /// in time either, so whatever answers does not answer, and a retry would only wait again.
     pub fn not_retried(&self) {
         self.not_retried.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A call that failed among others (`why`) was not tried again: the server was not fit to
+    /// take it (it dies whatever the input, or answers nothing even started again).
+    pub fn not_retried_for(&self, why: Crowded) {
+        match why {
+            Crowded::Died => &self.not_retried_dead,
+            Crowded::TimedOut | Crowded::Refused => &self.not_retried,
+        }
+        .fetch_add(1, Ordering::Relaxed);
     }
 
     /// The note for the end of the run, when a call failed among others; `who` names what
@@ -250,8 +268,9 @@ impl Retries {
         let timed_out = tried_timed_out + not_retried;
         let calls = |n: usize| format!("{n} {}", if n == 1 { "call" } else { "calls" });
         let were = |n: usize| if n == 1 { "was" } else { "were" };
+        let died = self.died_note(who);
         let what = match (timed_out, refused) {
-            (0, 0) => return None,
+            (0, 0) => return died,
             (t, 0) => format!("{} timed out", calls(t)),
             (0, r) => format!("{} could not connect", calls(r)),
             (t, r) => format!("{} timed out and {} could not connect", calls(t), calls(r)),
@@ -274,6 +293,32 @@ impl Retries {
                 "; the other {not_retried} {} not tried again, since a call tried alone got no answer in time either: {who} does not answer, and each is reported as `{}`",
                 were(not_retried),
                 holon_core::gateway::Status::Timeout.code()
+            ));
+        }
+        if let Some(died) = died {
+            note.push('\n');
+            note.push_str(&died);
+        }
+        Some(note)
+    }
+
+    /// The note on calls cut off when the server's process ended among others.
+    fn died_note(&self, who: &str) -> Option<String> {
+        let died = self.died.load(Ordering::Relaxed);
+        let not_retried = self.not_retried_dead.load(Ordering::Relaxed);
+        if died + not_retried == 0 {
+            return None;
+        }
+        let answered = self.answered_died.load(Ordering::Relaxed);
+        let calls = |n: usize| format!("{n} {}", if n == 1 { "call" } else { "calls" });
+        let mut note = format!(
+            "note: {who} ended while it had other calls too, or ended on a call that was not its first: it was started again, and {} made again alone, so that a crash is laid on the input that causes it; {answered} answered",
+            calls(died)
+        );
+        if not_retried > 0 {
+            note.push_str(&format!(
+                "; {} not made again, since {who} dies whatever the input",
+                calls(not_retried)
             ));
         }
         Some(note)

@@ -28,9 +28,10 @@ pub fn file_for(path: &Path) -> String {
         .into_owned()
 }
 
-/// Every diagnostic of `report` as a workflow command, a line each.
-pub fn render_check(report: &Report) -> String {
-    check::render_github(report, &file_for(&report.path))
+/// Every diagnostic of `report` as a workflow command, a line each, the hints naming
+/// `program`'s `explain`.
+pub fn render_check(report: &Report, program: &str) -> String {
+    check::render_github(report, &file_for(&report.path), program)
 }
 
 /// Where each example starts in the manifest (line, column), by index.

@@ -19,6 +19,7 @@ compile_error!(
 );
 
 mod adapter;
+mod checks;
 pub mod command;
 mod compare;
 mod config_layer;
@@ -46,6 +47,7 @@ mod setup;
 mod strays;
 mod supervise;
 mod tls;
+mod trials;
 mod verdict;
 
 use std::path::{Path, PathBuf};
@@ -65,6 +67,7 @@ use crate::pass::Caller;
 use crate::process::ServerSpec;
 use crate::record::{Fault, Records};
 use crate::settings::Layer;
+use crate::trials::{runs, second, second_era, selected};
 use holon_bless::Collector;
 use holon_core::check;
 use holon_core::gateway::Pass;
@@ -100,6 +103,9 @@ pub struct Harness {
     command_line: Layer,
     /// The command that replays a `--server-cmd` run, for explore's reports.
     replay: Option<String>,
+    /// The command as the author runs the kit, which a diagnostic's hint names for `explain`:
+    /// `cargo holon-test` in a test target, the command line's own name in a run it drives.
+    program: String,
     /// Variables for the server process, beside `PORT`.
     server_env: Vec<(String, String)>,
     /// The headers and the extra TLS roots of a `--url` run.
@@ -119,6 +125,7 @@ impl Harness {
             given: Layer::default(),
             command_line: Layer::default(),
             replay: None,
+            program: "cargo holon-test".to_string(),
             server_env: Vec::new(),
             remote: (Vec::new(), None),
             adapter: None,
@@ -168,8 +175,8 @@ impl Harness {
     }
 
     /// After the run, write the agent's actual answers into the examples that differ (default
-    /// off; `HOLON_BLESS` and `--bless` win over this): see the README's "Blessing the
-    /// examples".
+    /// off; `HOLON_BLESS` and `--bless` win over this): see the guide's "Blessing the
+    /// examples" (`docs/src/examples.md`).
     pub fn bless(mut self, on: bool) -> Harness {
         self.given.bless = Some(on);
         self
@@ -250,9 +257,9 @@ impl Harness {
         tls::install_provider();
         let (run, held) = match self.prepare(args) {
             Ok(Some((run, held))) => (Arc::new(run), held),
-            // The checks refused the manifest, and said why.
+            // The checks refused the manifest, and said why (in the JUnit report too).
             Ok(None) => return exit::REFUSED,
-            Err(error) => return error.report(use_color(args)),
+            Err(error) => return self.stopped(&error, args),
         };
         if let Some(adapter) = &self.adapter {
             adapter.startup(run.settings.startup);
@@ -286,7 +293,7 @@ impl Harness {
         }
         let mcp = match self.mcp_trials(&run, args, &explorer, function.clone(), &mut trials) {
             Ok(mcp) => mcp,
-            Err(error) => return error.report(use_color(args)),
+            Err(error) => return self.stopped(&error, args),
         };
         // A server already running is asked who it is before any trial: serving another
         // manifest is the run's first failure, and a server that announces none is said once.
@@ -325,10 +332,11 @@ impl Harness {
             }
         }
         if !args.list {
-            match &faults {
-                Some(faults) => faults.conclude(held, use_color(args)),
-                None => faults::print_deferred(held, &Default::default(), use_color(args)),
+            let mut reached = faults.map(|f| f.conclude()).unwrap_or_default();
+            for (code, by) in explorer.reached() {
+                reached.entry(code).or_insert(by);
             }
+            checks::print_deferred(held, &reached, use_color(args), &self.program);
         }
         let mut passes: Vec<Arc<dyn Caller>> = Vec::new();
         passes.extend(function.map(|f| f as Arc<dyn Caller>));
@@ -336,6 +344,22 @@ impl Harness {
             passes.extend(mcp.passes.iter().map(|m| m.clone() as Arc<dyn Caller>));
         }
         self.conclude(&run, args, &conclusion, &passes, mcp.as_ref(), started)
+    }
+
+    /// A run that could not start: the error said, and in the JUnit report (when one is asked
+    /// for) as the one failing `testcase`, so a CI report says why no trial ran.
+    fn stopped(&self, error: &RunError, args: &Arguments) -> u8 {
+        let code = error.report(use_color(args), &self.program);
+        if let Some(path) = settings::junit_of(&self.command_line, &self.given)
+            && !args.list
+            && !matches!(error, RunError::Junit(_))
+        {
+            let agent = junit::agent_of(&self.manifest);
+            if let Err(e) = junit::write_stopped(&path, &agent, &error.to_string()) {
+                return code.max(RunError::from(e).report(use_color(args), &self.program));
+            }
+        }
+        code
     }
 
     /// The command that blesses, replaying: `cargo holon-test --bless`, or the `--server-cmd`
@@ -361,25 +385,24 @@ impl Harness {
         // Under `--bless`, an example output the schema no longer admits is a difference the
         // run writes, not a refusal.
         let bless = settings::blesses(&self.command_line, &self.given);
-        let (report, held) = if self.checks_shown {
-            let mut report = check::check_file(&self.manifest);
-            if bless {
-                report = check::for_bless(report);
-            }
-            let held = faults::hold_back(&mut report);
-            (report, held)
-        } else {
-            faults::checks(&self.manifest, bless)
-        };
-        if !report.accepted() || (report.warnings() > 0 && !self.checks_shown) {
-            eprint!("{}", check::render_human(&report, use_color(args)));
-            if github::enabled() {
-                print!("{}", github::render_check(&report));
-            }
-        }
+        let (report, held) = checks::before_run(
+            &self.manifest,
+            bless,
+            self.checks_shown,
+            use_color(args),
+            &self.program,
+        );
         let lines = github::enabled().then(|| github::example_lines(&report));
-        let Ok(manifest) = check::into_manifest(report) else {
-            return Ok(None);
+        let manifest = match check::into_manifest(report) {
+            Ok(manifest) => manifest,
+            Err(refused) => {
+                if let Some(path) = settings::junit_of(&self.command_line, &self.given)
+                    && !args.list
+                {
+                    junit::write_refused(&path, &junit::agent_of(&self.manifest), &refused)?;
+                }
+                return Ok(None);
+            }
         };
         let manifest = Arc::new(manifest);
         let config = holon_core::config::read(&manifest.dir()).map_err(RunError::Config)?;
@@ -436,6 +459,11 @@ impl Harness {
         let bless = settings.bless.then(|| Arc::new(Collector::default()));
         let secrets = (upstreams.as_ref()).map_or_else(Default::default, |u| u.secrets().clone());
         let plan = self.plan(args, &manifest, &mut settings, upstreams.as_deref());
+        if let Some(u) = upstreams.as_deref().filter(|_| !args.list)
+            && let Some(note) = plan.explore_spends(u.mode())
+        {
+            eprintln!("{note}");
+        }
         let receipts = match &settings.receipts {
             Some(path) => Some(Receipts::create(path)?),
             None => None,
@@ -450,12 +478,14 @@ impl Harness {
                 left_out: plan.left_out.clone(),
                 manifest: manifest.clone(),
                 pass,
-                prices,
+                prices: prices.clone(),
                 receipts,
                 secrets: secrets.clone(),
+                upstreams: upstreams.clone(),
             }))),
             _ => None,
         };
+        let places = Arc::new(context::Places::new(manifest.clone()));
         let run = Run {
             manifest,
             settings,
@@ -466,6 +496,9 @@ impl Harness {
             functions,
             plan,
             meter,
+            prices,
+            places,
+            bless_command: self.bless_command(),
         };
         Ok(Some((run, held)))
     }
@@ -654,6 +687,10 @@ impl Harness {
             None if conclusion.has_failed() => exit::FAILED,
             None => exit::OK,
         };
+        // What an agent gave up on is still answered, and paid for: counted before the spend.
+        if let Some(upstreams) = run.upstreams.as_ref().filter(|_| !args.list) {
+            upstreams.settle();
+        }
         if let Some(meter) = run.meter.as_ref().filter(|_| !args.list) {
             eprint!("\n{}", meter.report());
             if let Some(min) = run.settings.min_success_rate
@@ -662,11 +699,22 @@ impl Harness {
                 eprintln!("error: {why}");
                 code = code.max(exit::FAILED);
             }
+            if let Some(min) = run.settings.min_strict_success_rate
+                && let Some(why) = meter.below_strict(min)
+            {
+                eprintln!("error: {why}");
+                code = code.max(exit::FAILED);
+            }
             if let Some(error) = meter.receipts_failure() {
-                code = code.max(RunError::from(error).report(use_color(args)));
+                code = code.max(RunError::from(error).report(use_color(args), &self.program));
             }
         }
         if let Some(upstreams) = &run.upstreams {
+            if matches!(upstreams.mode(), Mode::Live | Mode::Record) && !args.list {
+                let currency = &run.manifest.pricing.currency;
+                let spent = measure::run_spend(&upstreams.spend(true), &run.prices, currency);
+                eprint!("{}", scrub(&spent));
+            }
             if upstreams.mode() == Mode::Record && run.bless.is_none() && conclusion.has_failed() {
                 // The examples still say what the agent answered before: the new recordings
                 // replay, offline, into them.
@@ -682,35 +730,21 @@ impl Harness {
                 .map(|e| e.name.clone())
                 .collect();
             if let Err(error) = upstreams.finish(&names) {
-                code = code.max(RunError::from(error).report(use_color(args)));
+                code = code.max(RunError::from(error).report(use_color(args), &self.program));
             }
         }
         match &run.settings.junit {
             Some(path) if !args.list => {
                 match junit::write(path, &run.manifest.name, &records, started.elapsed()) {
                     Ok(()) => code,
-                    Err(error) => code.max(RunError::from(error).report(use_color(args))),
+                    Err(error) => {
+                        code.max(RunError::from(error).report(use_color(args), &self.program))
+                    }
                 }
             }
             _ => code,
         }
     }
-}
-
-/// Whether libtest will run the trial of this name: the calls a pass makes ahead of its trials
-/// are those of the trials that will run.
-fn runs(args: &Arguments, name: &str) -> bool {
-    let trial = Trial::test(name, || Ok(()));
-    !args.list && !args.is_filtered_out(&trial) && !args.is_ignored(&trial)
-}
-
-/// The examples whose `<prefix>::<name>` trial will run (`function`, `mcp`,
-/// `mcp::2025-11-25`).
-fn selected(args: &Arguments, manifest: &Manifest, prefix: &str) -> Vec<usize> {
-    (manifest.examples.iter().enumerate())
-        .filter(|(_, e)| runs(args, &format!("{prefix}::{}", e.name)))
-        .map(|(i, _)| i)
-        .collect()
 }
 
 /// The MCP pass of a run: its server, and the pass in each era it is tested in (the newest
@@ -720,67 +754,6 @@ struct Mcp {
     passes: Vec<Arc<McpPass>>,
     /// Whether the run measures its calls, and so tests the server in its newest era alone.
     one_era: bool,
-}
-
-/// What the trial names of the second era of a server that speaks both begin with:
-/// `mcp::2025-11-25` (the `mcp::` trials are those of the newest era it speaks).
-fn second() -> String {
-    format!("mcp::{}", Era::Legacy.version())
-}
-
-/// The trials of the second era of a server that speaks both, 2025-11-25, after the newest's
-/// (`mcp::2025-11-25::initialize`, `::tools/list`, `::<example>`), under `--protocol auto`.
-/// `--list` lists them all, since it starts no server; a run that will run one of them learns
-/// the server's eras first (starting it before the trials) and has none for a server that
-/// speaks one era, but for an `--exact` run (nextest runs each trial so), where the trial says
-/// that it had nothing to test.
-fn second_era(
-    run: &Arc<Run>,
-    args: &Arguments,
-    server: &Arc<Server>,
-    trials: &mut Vec<Trial>,
-) -> Option<Arc<McpPass>> {
-    let prefix = second();
-    let name = |what: &str| format!("{prefix}::{what}");
-    let examples = selected(args, &run.manifest, &prefix);
-    let own = ["tools/list", "initialize"];
-    if !args.list && examples.is_empty() && !own.iter().any(|what| runs(args, &name(what))) {
-        return None;
-    }
-    if !args.list && !args.exact && server.eras_tested() < 2 {
-        return None;
-    }
-    let pass = Arc::new(McpPass::new(run, server.clone(), 1));
-    pass.select(runs(args, &name("tools/list")), examples);
-    let nothing = |pass: &Arc<McpPass>| {
-        let pass = pass.clone();
-        move || pass.missing()
-    };
-    if server.running() {
-        let m = pass.clone();
-        trials.push(record::ignorable(
-            &run.records,
-            name("initialize"),
-            nothing(&pass),
-            move || m.initialize().map_err(Fault::from),
-        ));
-    }
-    let m = pass.clone();
-    trials.push(record::ignorable(
-        &run.records,
-        name("tools/list"),
-        nothing(&pass),
-        move || m.tools_list().map_err(Fault::from),
-    ));
-    for (index, example) in run.manifest.examples.iter().enumerate() {
-        trials.push(record::ignorable(
-            &run.records,
-            name(&example.name),
-            nothing(&pass),
-            pass::example_judged(run, pass.clone(), index),
-        ));
-    }
-    Some(pass)
 }
 
 /// The threads the function pass may compute on: libtest's `--test-threads`, or one per core.

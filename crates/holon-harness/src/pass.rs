@@ -87,9 +87,12 @@ pub(crate) fn example_judged(
 ) -> impl FnOnce() -> Result<(), Fault> + Send + 'static {
     let (manifest, bless) = (run.manifest.clone(), run.bless.clone());
     let (records, upstreams) = (run.records.clone(), run.upstreams.clone());
+    let (places, bless_command) = (run.places.clone(), run.bless_command.clone());
+    let blessing = run.bless.is_some();
     let pass = caller.pass();
     let planned = run.plan.runs(pass, index);
-    let tolerate = run.settings.min_success_rate.is_some();
+    let tolerate =
+        run.settings.min_success_rate.is_some() || run.settings.min_strict_success_rate.is_some();
     move || {
         let example = (manifest.examples.get(index)).ok_or(NoAnswer::NoExample(index))?;
         let gateway = manifest.gateway();
@@ -142,8 +145,30 @@ pub(crate) fn example_judged(
         };
         judged.map_err(|mut fault| {
             fault.message.extend(hint);
+            placed(&mut fault, places.of(index), &bless_command, blessing);
             fault
         })
+    }
+}
+
+/// A verdict on an example, said where the example is (`--> holon.yaml:28:5`, under the first
+/// line); for an answer that is a success but not the example's, the command that writes it into
+/// the example, when the agent is right (unless this run is `blessing`, and writes it).
+fn placed(fault: &mut Fault, place: Option<String>, bless_command: &str, blessing: bool) {
+    let Some(cause) = &fault.cause else {
+        return;
+    };
+    if let Some(place) = place {
+        let (first, rest) = fault
+            .message
+            .split_once('\n')
+            .unwrap_or((&fault.message, ""));
+        fault.message = format!("{first}\n  {place}\n{rest}");
+    }
+    if cause.status == Status::Success && !blessing {
+        fault.message.push_str(&format!(
+            "\n(if the agent is right and the example is out of date, `{bless_command}` writes the answer into it)"
+        ));
     }
 }
 

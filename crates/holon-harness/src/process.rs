@@ -34,36 +34,80 @@ impl ServerSpec {
 
 const KEPT_LINES: usize = 200;
 
-/// The last lines the server wrote, stdout and stderr interleaved as they arrived.
+/// How many of the server's last lines a report shows: enough for a stack trace, few enough
+/// that a server that prints a line a call does not bury the report.
+const SHOWN_LINES: usize = 20;
+
+/// The last lines the server wrote, stdout and stderr interleaved as they arrived, and how many
+/// it wrote in all.
 #[derive(Clone, Default)]
-pub struct Output(Arc<Mutex<VecDeque<String>>>);
+pub struct Output(Arc<Mutex<Lines>>);
+
+#[derive(Default)]
+struct Lines {
+    kept: VecDeque<String>,
+    written: usize,
+}
 
 impl Output {
     fn push(&self, line: String) {
         if let Ok(mut lines) = self.0.lock() {
-            if lines.len() == KEPT_LINES {
-                lines.pop_front();
+            if lines.kept.len() == KEPT_LINES {
+                lines.kept.pop_front();
             }
-            lines.push_back(line);
+            lines.kept.push_back(line);
+            lines.written += 1;
         }
     }
 
-    /// The kept lines, or a note that there were none.
+    /// How many lines the server wrote so far: [`since`](Self::since) takes the lines written
+    /// after it.
+    pub fn mark(&self) -> usize {
+        self.0.lock().map_or(0, |l| l.written)
+    }
+
+    /// The lines written after `mark` (at most the last [`SHOWN_LINES`], with the count of
+    /// the others), or a note that there were none.
+    pub fn since(&self, mark: usize) -> String {
+        self.shown(|written| written.saturating_sub(mark))
+    }
+
+    /// The last lines (at most [`SHOWN_LINES`], with the count of the others), or a note that
+    /// there were none.
     pub fn tail(&self) -> String {
-        let lines = self
-            .0
-            .lock()
-            .map(|l| l.iter().cloned().collect::<Vec<_>>())
-            .unwrap_or_default();
-        if lines.is_empty() {
-            "(the server wrote nothing)".to_string()
-        } else {
-            lines.join("\n")
+        self.shown(|written| written)
+    }
+
+    /// The last of the `count(written)` most recent lines, as a report shows them.
+    fn shown(&self, count: impl Fn(usize) -> usize) -> String {
+        let Ok(lines) = self.0.lock() else {
+            return "(the server's output was lost)".to_string();
+        };
+        let wanted = count(lines.written);
+        if wanted == 0 {
+            return "(the server wrote nothing)".to_string();
         }
+        let shown = wanted.min(SHOWN_LINES).min(lines.kept.len());
+        let start = lines.kept.len() - shown;
+        let mut out = String::new();
+        if wanted > shown {
+            out.push_str(&format!(
+                "({} earlier line{} not shown)\n",
+                wanted - shown,
+                if wanted - shown == 1 { "" } else { "s" }
+            ));
+        }
+        let last: Vec<&str> = lines.kept.iter().skip(start).map(String::as_str).collect();
+        out.push_str(&last.join("\n"));
+        out
     }
 
     fn mentions_port_in_use(&self) -> bool {
-        let text = self.tail().to_lowercase();
+        let text = self.0.lock().map_or_else(
+            |_| String::new(),
+            |l| l.kept.iter().cloned().collect::<Vec<_>>().join("\n"),
+        );
+        let text = text.to_lowercase();
         text.contains("address already in use")
             || text.contains("eaddrinuse")
             || text.contains("address in use")

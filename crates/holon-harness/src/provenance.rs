@@ -16,9 +16,10 @@ use std::time::{Duration, Instant};
 
 use super::supervise;
 use holon_core::check::{Diagnostics, Report};
+use holon_core::ids;
 use holon_core::manifest::yaml;
 
-const ID: &str = "source-commit-stale";
+const ID: ids::Id = ids::SOURCE_COMMIT_STALE;
 
 /// How long the check's git commands may take together: they read a local repository, which
 /// takes milliseconds, so what takes longer waits on something (a hook, a prompt, a network

@@ -42,13 +42,45 @@ macro_rules! fault_from {
     )*};
 }
 
-fault_from!(
-    crate::error::NoAnswer,
-    crate::error::ServerError,
-    crate::error::ToolsError,
-    crate::error::FaultsFailed,
-    holon_explore::ExploreError,
-);
+fault_from!(crate::error::FaultsFailed, holon_explore::ExploreError);
+
+/// A trial that failed because the pass has no server shares that cause with every other trial
+/// of the pass: the first reports it in full (the server's output included), the others in
+/// one line.
+fn no_server(error: &crate::error::ServerError) -> Cause {
+    let text = error.to_string();
+    Cause {
+        status: Status::RuntimeUnavailable,
+        what: text.lines().next().unwrap_or_default().to_string(),
+    }
+}
+
+impl From<crate::error::ServerError> for Fault {
+    fn from(error: crate::error::ServerError) -> Fault {
+        Fault {
+            cause: Some(no_server(&error)),
+            message: error.to_string(),
+        }
+    }
+}
+
+impl From<crate::error::NoAnswer> for Fault {
+    fn from(error: crate::error::NoAnswer) -> Fault {
+        match error {
+            crate::error::NoAnswer::Server(e) => Fault::from(e),
+            other => Fault::from(other.to_string()),
+        }
+    }
+}
+
+impl From<crate::error::ToolsError> for Fault {
+    fn from(error: crate::error::ToolsError) -> Fault {
+        match error {
+            crate::error::ToolsError::Server(e) => Fault::from(e),
+            other => Fault::from(other.to_string()),
+        }
+    }
+}
 
 /// What makes several failures one: how the gateway settled the answer, and what went wrong
 /// in words that do not depend on the example (for an output that differs, its first

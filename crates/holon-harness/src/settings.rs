@@ -41,6 +41,9 @@ pub const REPEAT_VAR: &str = "HOLON_REPEAT";
 pub const RECEIPTS_VAR: &str = "HOLON_RECEIPTS";
 /// `--min-success-rate`: the run fails below it.
 pub const MIN_SUCCESS_RATE_VAR: &str = "HOLON_MIN_SUCCESS_RATE";
+/// `--min-strict-success-rate`: the run fails when the success rate, counting the declared
+/// failures that come and go for one input as failures, is below it.
+pub const MIN_STRICT_SUCCESS_RATE_VAR: &str = "HOLON_MIN_STRICT_SUCCESS_RATE";
 /// `--max-calls`: the most calls a run makes to the agent.
 pub const MAX_CALLS_VAR: &str = "HOLON_MAX_CALLS";
 
@@ -133,6 +136,8 @@ pub struct Layer {
     pub receipts: Option<PathBuf>,
     /// The success rate below which the run fails.
     pub min_success_rate: Option<f64>,
+    /// The strict success rate below which the run fails.
+    pub min_strict_success_rate: Option<f64>,
     /// The most calls the run makes to the agent.
     pub max_calls: Option<u64>,
 }
@@ -177,6 +182,11 @@ impl Layer {
             repeat: parsed(REPEAT_VAR, var(REPEAT_VAR)?, parse_repeat)?,
             receipts: var(RECEIPTS_VAR)?.map(PathBuf::from),
             min_success_rate: parsed(MIN_SUCCESS_RATE_VAR, var(MIN_SUCCESS_RATE_VAR)?, parse_rate)?,
+            min_strict_success_rate: parsed(
+                MIN_STRICT_SUCCESS_RATE_VAR,
+                var(MIN_STRICT_SUCCESS_RATE_VAR)?,
+                parse_rate,
+            )?,
             max_calls: parsed(MAX_CALLS_VAR, var(MAX_CALLS_VAR)?, parse_max_calls)?,
         })
     }
@@ -200,6 +210,9 @@ impl Layer {
             repeat: self.repeat.or(lower.repeat),
             receipts: self.receipts.or_else(|| lower.receipts.clone()),
             min_success_rate: self.min_success_rate.or(lower.min_success_rate),
+            min_strict_success_rate: self
+                .min_strict_success_rate
+                .or(lower.min_strict_success_rate),
             max_calls: self.max_calls.or(lower.max_calls),
         }
     }
@@ -237,6 +250,9 @@ pub struct Settings {
     pub receipts: Option<PathBuf>,
     /// The success rate below which the run fails.
     pub min_success_rate: Option<f64>,
+    /// The strict success rate (declared failures that come and go for one input counted as
+    /// failures) below which the run fails.
+    pub min_strict_success_rate: Option<f64>,
     /// The most calls the run makes to the agent.
     pub max_calls: Option<u64>,
 }
@@ -248,6 +264,7 @@ impl Settings {
         live || self.repeat.is_some()
             || self.receipts.is_some()
             || self.min_success_rate.is_some()
+            || self.min_strict_success_rate.is_some()
             || self.max_calls.is_some()
     }
 
@@ -267,6 +284,14 @@ pub fn blesses(command_line: &Layer, harness: &Layer) -> bool {
         .or(env.map(|v| v == "1"))
         .or(harness.bless)
         .unwrap_or(false)
+}
+
+/// Where the JUnit report goes, when the run stops before its settings are resolved (the
+/// checks refused the manifest, another setting does not parse): the same layers, read alone.
+pub(crate) fn junit_of(command_line: &Layer, given: &Layer) -> Option<PathBuf> {
+    (command_line.junit.clone())
+        .or_else(|| std::env::var_os(JUNIT_VAR).map(PathBuf::from))
+        .or_else(|| given.junit.clone())
 }
 
 /// The settings of a run on the manifest at `path`: `command_line` over the environment over
@@ -361,6 +386,7 @@ fn resolve_layers(
         repeat: given.repeat,
         receipts: given.receipts,
         min_success_rate: given.min_success_rate,
+        min_strict_success_rate: given.min_strict_success_rate,
         max_calls: given.max_calls,
     })
 }
@@ -474,6 +500,7 @@ mod tests {
             repeat: Some(1),
             receipts: Some(PathBuf::from(format!("{n}.jsonl"))),
             min_success_rate: Some(n as f64 / 10.0),
+            min_strict_success_rate: Some(n as f64 / 20.0),
             max_calls: Some(n as u64),
         };
         let (command_line, environment, harness) = (all(1, true), all(2, false), all(3, true));
@@ -508,6 +535,7 @@ mod tests {
             assert_eq!(s.force, on);
             assert_eq!(s.receipts, Some(PathBuf::from(format!("{n}.jsonl"))));
             assert_eq!(s.min_success_rate, Some(n as f64 / 10.0));
+            assert_eq!(s.min_strict_success_rate, Some(n as f64 / 20.0));
             assert_eq!(s.max_calls, Some(n as u64));
         }
         let defaults = settings(&Layer::default(), &Layer::default(), &Layer::default());

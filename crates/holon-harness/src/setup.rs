@@ -67,7 +67,7 @@ pub fn run(
     };
     match ran {
         Ok(()) => exit::OK,
-        Err(e) => RunError::from(e).report(false),
+        Err(e) => RunError::from(e).report(false, "cargo holon-test"),
     }
 }
 

@@ -6,7 +6,7 @@
 //! the harness that carries the mark, reaps the group's own orphans, and names any process with
 //! the mark that is not the harness's child (a subreaper between them took it) as a leak.
 //! Other Unixes have neither the subreaper nor `/proc`: there a daemonizing server is not
-//! tracked (README, "Platforms").
+//! tracked (the guide's "Install and platforms").
 
 use std::fs;
 

@@ -226,7 +226,7 @@ fn failed(status: &Status, code: Option<&str>, message: &str, expect: &Expect) -
             " (a failure must carry `structuredContent: {error: {code, message}}` with a declared code)"
         }
         (_, Status::AgentCrashed) => {
-            " (a panic or an error that is not `ctx.fail` with a declared code)"
+            " (the agent raised, threw or panicked with something that is not a declared failure: `ctx.fail` with a code of `interface.errors`)"
         }
         (_, Status::AgentError) => " (not declared in `interface.errors`)",
         _ => "",

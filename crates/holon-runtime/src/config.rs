@@ -49,7 +49,7 @@ impl ServeOptions {
 }
 
 /// What a served agent allows its clients, and how long a shutdown waits. [`Default`] holds the
-/// values the README's table lists; [`ServerLimits::from_env`] reads the `HOLON_*` variables
+/// values the guide's table lists (`docs/src/reference/runtime.md`); [`ServerLimits::from_env`] reads the `HOLON_*` variables
 /// over them.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]

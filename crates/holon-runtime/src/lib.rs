@@ -2,7 +2,7 @@
 //! as an MCP server with exactly one tool.
 //!
 //! An implementation crate of holon-kit: an agent depends on `holon-kit` with the `runtime`
-//! feature, which re-exports what the README teaches (`Ctx`, `Failure`, `Agent`, `agent`,
+//! feature, which re-exports what the guide teaches (`Ctx`, `Failure`, `Agent`, `agent`,
 //! `serve`, `manifest!`...). The rest of what is public here (`Runner`, `Server`, `files`) is
 //! for the harness above it; its items follow holon-kit's version and make no promise of their
 //! own.

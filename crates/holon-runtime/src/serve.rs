@@ -15,8 +15,8 @@ use super::{Agent, ServeError};
 /// Serves `agent` as an MCP server until SIGTERM or Ctrl-C, on its own tokio runtime. On the
 /// signal it stops accepting, closes idle and half-sent connections at once, lets calls in
 /// flight finish and answer (for `timeout_s` plus the shutdown grace at most), then returns
-/// `Ok`. `HOST`, `PORT`, `HOLON_MANIFEST` and the limits' `HOLON_*` variables (the README's
-/// table) configure it.
+/// `Ok`. `HOST`, `PORT`, `HOLON_MANIFEST` and the limits' `HOLON_*` variables (the guide's
+/// table, `docs/src/reference/runtime.md`) configure it.
 ///
 /// ```no_run
 /// # async fn run(input: serde_json::Value, _ctx: holon_runtime::Ctx) -> Result<serde_json::Value, holon_runtime::Failure> { Ok(input) }

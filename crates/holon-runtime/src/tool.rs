@@ -177,6 +177,6 @@ impl ServerHandler for Handler {
         let input = Value::Object(request.arguments.unwrap_or_default());
         // rmcp moves the request's `_meta` into the context.
         let ctx = Ctx::from_meta(context.meta.get(super::files::META_KEY));
-        Ok(result(self.runner.run(input, ctx).await).into())
+        Ok(result(self.runner.run_apart(input, ctx).await).into())
     }
 }

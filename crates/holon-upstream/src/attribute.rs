@@ -6,7 +6,8 @@
 //!   together ([`may_join`]): a request two of them could make answered two ways, or one a
 //!   fault is planted on. Among calls the request could be, the one that made it least (so
 //!   two calls of one example each get their own turn at its recorded answers). A request no
-//!   recording holds is charged to the call whose recording holds the closest request.
+//!   recording holds is charged to the call whose input it carries, else to the call whose
+//!   recording holds the closest request.
 //! - **live**: the call whose input the request carries (the agent puts the ticket in its
 //!   prompt); among calls of one example, which cannot be told apart by content, the one with
 //!   the fewest requests so far.
@@ -16,8 +17,9 @@
 
 use std::sync::Arc;
 
-use crate::call::{Call, Charge, ProxyState};
+use crate::call::{Call, ProxyState};
 use crate::index::{Print, request_print};
+use crate::ledger::Charge;
 use crate::matching;
 use crate::mode::Mode;
 use crate::recording::{Body, Request, Scope};
@@ -101,6 +103,12 @@ fn by_recording(
     if mine.is_some() || state.index.anywhere(print) {
         return mine;
     }
+    // Recorded nowhere (a prompt changed since the recording): the call whose input the
+    // request carries, as a live run tells them, so that each example's own trial reports its
+    // own stale request; only a request that carries no call's input goes by the closest one.
+    if let Some(carrier) = carrier(calls, request) {
+        return Some(carrier);
+    }
     let recorded = calls.iter().flat_map(|c| {
         let at = state.index.recording_of(&c.scope);
         let exchanges = at
@@ -120,19 +128,38 @@ fn by_recording(
 /// found in the request's body); among those alike, the one with the fewest requests so far,
 /// then the first entered.
 fn by_input(calls: &[Arc<Call>], request: &Request) -> Option<Arc<Call>> {
-    let texts = strings(&request.body);
-    let carried = |call: &Call| -> usize {
-        (call.needles.iter())
-            .filter(|needle| texts.iter().any(|t| t.contains(needle.as_str())))
-            .map(String::len)
-            .sum()
-    };
-    let scored: Vec<(usize, &Arc<Call>)> = calls.iter().map(|c| (carried(c), c)).collect();
+    let scored = carried(calls, request);
     let best = scored.iter().map(|(s, _)| *s).max().unwrap_or(0);
     (scored.iter().enumerate())
         .filter(|(_, (s, _))| *s == best)
         .min_by_key(|(at, (_, c))| (c.requests(), *at))
         .map(|(_, (_, c))| (*c).clone())
+}
+
+/// The one call whose input the request carries more of than any other's; `None` when it
+/// carries none, or two carry as much.
+fn carrier(calls: &[Arc<Call>], request: &Request) -> Option<Arc<Call>> {
+    let mut scored = carried(calls, request);
+    scored.sort_by_key(|s| std::cmp::Reverse(s.0));
+    match scored.as_slice() {
+        [(best, call), rest @ ..] if *best > 0 && rest.first().is_none_or(|(n, _)| n < best) => {
+            Some((*call).clone())
+        }
+        _ => None,
+    }
+}
+
+/// How much of each call's input the request carries: the length of the strings of the input
+/// found in the request's body.
+fn carried<'a>(calls: &'a [Arc<Call>], request: &Request) -> Vec<(usize, &'a Arc<Call>)> {
+    let texts = strings(&request.body);
+    let score = |call: &Call| -> usize {
+        (call.needles.iter())
+            .filter(|needle| texts.iter().any(|t| t.contains(needle.as_str())))
+            .map(String::len)
+            .sum()
+    };
+    calls.iter().map(|c| (score(c), c)).collect()
 }
 
 /// The strings of a request's body: a JSON body's string values, or its text.

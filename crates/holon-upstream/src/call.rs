@@ -12,10 +12,10 @@ use serde_json::Value;
 
 use crate::fault::{Faulted, Plant};
 use crate::index::{Index, Print};
+use crate::ledger::{Charge, Used};
 use crate::matching;
 use crate::mode::{Mode, Refresh};
 use crate::recording::{Read, Request, Response, Scope};
-use crate::usage::Tokens;
 use holon_core::gateway::{Answer, Pass, Reply, Trouble};
 use holon_core::secrets::Secrets;
 
@@ -70,6 +70,8 @@ pub(crate) struct ProxyState {
     pub(crate) left: PerPass<tokio::sync::Notify>,
     /// Requests seen, by upstream.
     pub(crate) requests: Mutex<HashMap<String, usize>>,
+    /// Every request, what it was for and what it was answered.
+    pub(crate) ledger: Arc<crate::ledger::Ledger>,
     /// What went wrong outside any call (a server's start).
     pub(crate) outside: Mutex<Vec<String>>,
     /// The reports of requests no recording answers that a trial printed in full already: the
@@ -81,48 +83,6 @@ pub(crate) struct ProxyState {
     pub(crate) limit: Duration,
     /// The manifest's folder, which messages name the recordings from.
     pub(crate) base: std::path::PathBuf,
-}
-
-/// One upstream request of a call and its answer, as a receipt lists it: the upstream, the
-/// status it answered (none when no answer came, or none before the call ended) and the tokens
-/// the answer says it used.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Used {
-    /// The upstream's name in `holon-test.toml`.
-    pub upstream: String,
-    /// The HTTP status of its answer; `None` when none came (a reset, no answer yet).
-    pub status: Option<u16>,
-    /// The tokens its answer says it used.
-    pub tokens: Tokens,
-}
-
-/// One request charged to a call, shared with the proxy task that waits for its answer: the
-/// request's print, what it was answered, and whether the proxy is done with it (answered, or
-/// given no answer). A live run may hand it to another call of the same example when the call
-/// it was charged to ends without it (see [`Entered::used`]).
-pub(crate) struct Charge {
-    print: Print,
-    used: Mutex<Used>,
-    done: AtomicBool,
-}
-
-impl Charge {
-    /// What the request was answered: the status (`None`: no answer came) and the tokens.
-    pub(crate) fn answered(&self, status: Option<u16>, tokens: Tokens) {
-        if let Ok(mut used) = self.used.lock() {
-            used.status = status;
-            used.tokens = tokens;
-        }
-        self.done.store(true, Ordering::SeqCst);
-    }
-
-    fn done(&self) -> bool {
-        self.done.load(Ordering::SeqCst)
-    }
-
-    fn used(&self) -> Option<Used> {
-        self.used.lock().ok().map(|u| u.clone())
-    }
 }
 
 /// One call on a pass, as the proxy attributes the requests it sees: what it is for, the
@@ -189,15 +149,7 @@ impl Call {
     /// A request of this call to `upstream` whose print is `print`, its answer to come: put
     /// on the call's list, and given to whoever records the answer.
     pub(crate) fn request_to(&self, upstream: &str, print: Print) -> Option<Arc<Charge>> {
-        let charge = Arc::new(Charge {
-            print,
-            used: Mutex::new(Used {
-                upstream: upstream.to_string(),
-                status: None,
-                tokens: Tokens::default(),
-            }),
-            done: AtomicBool::new(false),
-        });
+        let charge = Arc::new(Charge::new(upstream, print));
         self.used.lock().ok()?.push(charge.clone());
         Some(charge)
     }
@@ -441,6 +393,12 @@ impl Entered {
 
 impl Drop for Entered {
     fn drop(&mut self) {
+        // A request still waiting for its answer outlives its call: its answer is late.
+        if let Ok(used) = self.call.used.lock() {
+            for charge in used.iter().filter(|c| !c.done()) {
+                charge.orphaned.store(true, Ordering::SeqCst);
+            }
+        }
         self.call.ended.notify_one();
         if let Ok(mut current) = self.state.current.get(self.pass).lock() {
             current.retain(|c| !Arc::ptr_eq(c, &self.call));

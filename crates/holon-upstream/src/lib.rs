@@ -22,7 +22,9 @@
 //! request), `scrub` (the secrets' values out of what is recorded, across a stream's events
 //! too), `fault` (the seven faults and what each answers) and `usage` (the tokens an answer
 //! says it used); `mode` (and the command that records again); `index` (the recordings by
-//! content); `call` (the calls in flight on each pass, what the proxies share); `attribute`
+//! content); `call` (the calls in flight on each pass, what the proxies share); `ledger` (every
+//! request of the run, what it was for and what it was answered, late answers included);
+//! `attribute`
 //! (which call in flight a request is); `proxy` (the loopback proxy that replays, records or
 //! forwards); `upstreams` (a run's upstreams).
 
@@ -31,6 +33,7 @@ mod call;
 mod error;
 pub mod fault;
 mod index;
+mod ledger;
 mod matching;
 mod mode;
 mod proxy;
@@ -39,8 +42,9 @@ mod scrub;
 mod upstreams;
 pub mod usage;
 
-pub use call::{Entered, Used};
+pub use call::Entered;
 pub use error::{FORCE_HINT, FinishError, SettingError, StartError};
+pub use ledger::{Count, Purpose, Spend, Used};
 pub use mode::{MODE_VAR, Mode, PLACEHOLDER, Refresh, parse_mode};
 pub use recording::{Request, Scope};
 pub use upstreams::{Start, Upstreams};

@@ -17,12 +17,18 @@ use hyper_util::rt::TokioIo;
 use crate::attribute;
 use crate::call::{Call, ProxyState, Slot};
 use crate::fault::{self, Fault, FaultyBody};
+use crate::index::request_print;
+use crate::ledger::{Charge, Purpose};
 use crate::matching;
 use crate::mode::Mode;
 use crate::recording::{self, Body, Exchange, Request, Response, Scope};
 use crate::scrub;
 use crate::usage;
 use holon_core::gateway::Pass;
+
+/// How much longer than a call a request to the real service may take: an agent that gave up
+/// on it does not stop it being answered and paid for.
+const LATE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The largest request or answer body the proxy takes.
 const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -74,7 +80,7 @@ pub(crate) async fn serve(
 }
 
 async fn handle(
-    state: &ProxyState,
+    state: &Arc<ProxyState>,
     pass: Pass,
     upstream: &str,
     req: HttpRequest<Incoming>,
@@ -116,15 +122,30 @@ async fn handle(
         Some(c) => (Some(c.call), c.charge, c.occurrence),
         None => (None, None, 0),
     };
-    // What the request was answered, on the call's list: the status and the tokens it used.
-    let answered = |response: Option<&Response>| {
-        if let Some(charge) = &charge {
-            charge.answered(
-                response.map(|r| r.status),
-                response.map(usage::tokens).unwrap_or_default(),
-            );
-        }
+    // The request's entry in the ledger (on its call's list, when it has one).
+    let charge = charge
+        .unwrap_or_else(|| Arc::new(Charge::new(upstream, request_print(upstream, &request))));
+    let purpose = match call.as_deref() {
+        None => Purpose::Outside,
+        Some(c) if c.plant.is_some() => Purpose::Faults,
+        Some(c) => match c.scope {
+            Scope::Example(_) => Purpose::Examples(pass),
+            Scope::Explore => Purpose::Explore,
+            Scope::Startup => Purpose::Outside,
+        },
     };
+    // What the request was answered: the status and the tokens it used.
+    let answered = |response: Option<&Response>| {
+        charge.answered(
+            response.map(|r| r.status),
+            response.map(usage::tokens).unwrap_or_default(),
+        );
+    };
+    if state.mode != Mode::Record {
+        state
+            .ledger
+            .enter(upstream, purpose, state.mode == Mode::Live, charge.clone());
+    }
     let scope = call.as_ref().map_or(Scope::Startup, |c| c.scope.clone());
     if let Some(call) = &call
         && let Some(plant) = &call.plant
@@ -155,8 +176,11 @@ async fn handle(
             }
         }
         Mode::Record => {
-            let answer = record(state, upstream, &scope, request, occurrence, &parts, &bytes).await;
+            let outgoing = Outgoing::of(&parts, bytes.clone());
+            let (answer, real) =
+                record(state, upstream, &scope, request, occurrence, &outgoing).await;
             answered(answer.as_ref().ok());
+            state.ledger.enter(upstream, purpose, real, charge.clone());
             match answer {
                 Ok(response) => {
                     let why = if transient(response.status) {
@@ -192,9 +216,8 @@ async fn handle(
                 }
             }
         }
-        Mode::Live => match forward(state, upstream, &parts, &bytes).await {
+        Mode::Live => match live(state, upstream, Outgoing::of(&parts, bytes), &charge).await {
             Ok((response, headers)) => {
-                answered(Some(&response));
                 if transient(response.status)
                     && let Some(call) = &call
                 {
@@ -210,7 +233,6 @@ async fn handle(
                     "upstream `{upstream}` could not be reached ({} {}): {why}",
                     raw.method, raw.path
                 );
-                answered(None);
                 if let Some(call) = &call {
                     call.upstream_failed(message.clone());
                 }
@@ -356,12 +378,11 @@ async fn record(
     scope: &Scope,
     request: Request,
     occurrence: usize,
-    parts: &hyper::http::request::Parts,
-    bytes: &Bytes,
-) -> Result<Response, String> {
+    outgoing: &Outgoing,
+) -> (Result<Response, String>, bool) {
     let slot = {
         let Ok(mut fresh) = state.fresh.lock() else {
-            return Err("the recorder failed".into());
+            return (Err("the recorder failed".into()), false);
         };
         let slots = fresh.entry(scope.clone()).or_default();
         let found = slots.iter().find(|s| {
@@ -383,9 +404,14 @@ async fn record(
             }
         }
     };
-    slot.answer
+    // Whether this request is the one that went to the real service: the others of the slot
+    // are answered what it was.
+    let real = std::sync::atomic::AtomicBool::new(false);
+    let answer = slot
+        .answer
         .get_or_init(|| async {
-            let (mut answer, _) = forward(state, upstream, parts, bytes).await?;
+            real.store(true, std::sync::atomic::Ordering::SeqCst);
+            let (mut answer, _) = forward(state, upstream, outgoing).await?;
             scrub::response(&state.secrets, &mut answer);
             // The recorded answer, when this one says the same but for its volatile fields:
             // the agent sees what replay will play, and the file is left as it is.
@@ -401,32 +427,81 @@ async fn record(
             })
         })
         .await
-        .clone()
+        .clone();
+    (answer, real.into_inner())
+}
+
+/// A request to pass on to the real service, owned, so that it can be sent on after the agent
+/// gave up on it.
+struct Outgoing {
+    method: String,
+    path: String,
+    headers: hyper::HeaderMap,
+    bytes: Bytes,
+}
+
+impl Outgoing {
+    fn of(parts: &hyper::http::request::Parts, bytes: Bytes) -> Outgoing {
+        Outgoing {
+            method: parts.method.as_str().to_string(),
+            path: parts
+                .uri
+                .path_and_query()
+                .map_or("/", |p| p.as_str())
+                .to_string(),
+            headers: parts.headers.clone(),
+            bytes,
+        }
+    }
+}
+
+/// A live request, sent on a task of its own: when the agent gives up on it (its client's
+/// timeout), it is answered all the same, and paid for, so its answer is still counted on its
+/// charge (late); the run waits for it before it counts its spend.
+async fn live(
+    state: &Arc<ProxyState>,
+    upstream: &str,
+    outgoing: Outgoing,
+    charge: &Arc<Charge>,
+) -> Result<(Response, hyper::HeaderMap), String> {
+    let open = state.ledger.open();
+    let (state, upstream, charge) = (state.clone(), upstream.to_string(), charge.clone());
+    let sent = tokio::spawn(async move {
+        let _open = open;
+        let forwarded = forward(&state, &upstream, &outgoing).await;
+        match &forwarded {
+            Ok((response, _)) => charge.answered(Some(response.status), usage::tokens(response)),
+            Err(_) => charge.answered(None, usage::Tokens::default()),
+        }
+        forwarded
+    });
+    sent.await
+        .map_err(|e| format!("the request's task failed: {e}"))?
 }
 
 /// The request sent to the real service; its answer, and the headers to pass on in live mode.
 async fn forward(
     state: &ProxyState,
     upstream: &str,
-    parts: &hyper::http::request::Parts,
-    bytes: &Bytes,
+    request: &Outgoing,
 ) -> Result<(Response, hyper::HeaderMap), String> {
     let base = state
         .real
         .get(upstream)
         .ok_or_else(|| format!("no real URL is known for upstream `{upstream}`"))?;
-    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let url = format!("{}{path}", base.trim_end_matches('/'));
-    let method = reqwest::Method::from_bytes(parts.method.as_str().as_bytes())
-        .map_err(|e| format!("method `{}`: {e}", parts.method))?;
-    let mut outgoing = state.client.request(method, &url).timeout(state.limit);
-    for (name, value) in &parts.headers {
+    let url = format!("{}{}", base.trim_end_matches('/'), request.path);
+    let method = reqwest::Method::from_bytes(request.method.as_bytes())
+        .map_err(|e| format!("method `{}`: {e}", request.method))?;
+    // A request an agent gave up on is still answered, and paid for: it is given a minute
+    // more than a call has, for its answer to be counted (the run waits for it only so long).
+    let mut outgoing = (state.client.request(method, &url)).timeout(state.limit + LATE);
+    for (name, value) in &request.headers {
         if !HOP_BY_HOP.contains(&name.as_str()) {
             outgoing = outgoing.header(name.as_str(), value.as_bytes());
         }
     }
     let mut answer = outgoing
-        .body(bytes.to_vec())
+        .body(request.bytes.to_vec())
         .send()
         .await
         .map_err(|e| error_chain(&e))?;

@@ -3,7 +3,7 @@
 //! and after the run what a record run writes (every file whole, only those whose answers
 //! changed, none over an answer the run could not record) and the warnings of what the run saw.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -194,6 +194,7 @@ impl Upstreams {
             current: PerPass::new(|| Mutex::new(Vec::new())),
             left: PerPass::new(tokio::sync::Notify::new),
             requests: Mutex::new(HashMap::new()),
+            ledger: Arc::new(crate::ledger::Ledger::default()),
             outside: Mutex::new(Vec::new()),
             reported: Mutex::new(std::collections::HashSet::new()),
             client,
@@ -224,6 +225,22 @@ impl Upstreams {
             seed,
             bless,
         })
+    }
+
+    /// Waits for the real requests an agent gave up on that are still open (each at most its
+    /// time limit), so that what the run paid for is counted whole.
+    pub fn settle(&self) {
+        let runtime = self.runtime.lock().ok();
+        if let Some(runtime) = runtime.as_ref().and_then(|r| r.as_ref()) {
+            runtime.block_on(self.state.ledger.settle(self.state.limit));
+        }
+    }
+
+    /// What each upstream's requests came to, by what they were for: with `real`, only those
+    /// sent to the real service (what a live or record run paid for), else every request as
+    /// the agent made it (under replay, priced from the recordings).
+    pub fn spend(&self, real: bool) -> BTreeMap<String, crate::ledger::Spend> {
+        self.state.ledger.spend(real)
     }
 
     /// Where the upstreams' answers come from in this run.

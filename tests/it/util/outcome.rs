@@ -162,13 +162,19 @@ impl Outcome {
                     "the human output lacks `{at}`:\n{human}"
                 );
             }
-            if let Some(hint) = d.get("hint") {
-                let hint = format!("= hint: {}\n", hint.as_str().unwrap_or_default());
-                assert!(
-                    human.contains(&hint),
-                    "the human output lacks `{hint}`:\n{human}"
-                );
-            }
+            // Every hint ends by naming the id's explanation, in the form the binary was run
+            // by (`cargo-holon-test` directly: cargo's subcommand).
+            let explain = format!("run `cargo holon-test explain {}`", text(d, "check"));
+            let hint = match d.get("hint").and_then(|h| h.as_str()) {
+                Some(hint) if hint.ends_with('?') => format!("{hint} {explain}"),
+                Some(hint) => format!("{hint}; {explain}"),
+                None => explain,
+            };
+            let hint = format!("= hint: {hint}\n");
+            assert!(
+                human.contains(&hint),
+                "the human output lacks `{hint}`:\n{human}"
+            );
         }
         let count = |severity: &str| {
             self.diagnostics

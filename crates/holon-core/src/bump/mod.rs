@@ -112,11 +112,14 @@ fn document(bump: Bump, old: Option<&Node>, new: Option<&Node>, at: &str, out: &
     let name = format!("`{}`", dotted(at));
     let (side, pointer, message) = match (old, new) {
         (Some(a), Some(b)) => match first_difference(a, b, at) {
-            Some(inner) if inner == at && scalar(a) && scalar(b) => (
-                Side::Manifest,
-                inner,
-                format!("{name} changed from {} to {}", value(a), value(b)),
-            ),
+            Some(inner) if inner == at && scalar(a) && scalar(b) => {
+                let (was, now) = crate::message::pair(&a.to_json(), &b.to_json());
+                (
+                    Side::Manifest,
+                    inner,
+                    format!("{name} changed from `{was}` to `{now}`"),
+                )
+            }
             Some(inner) if inner == at => (Side::Manifest, inner, format!("{name} changed")),
             Some(inner) => {
                 let below = inner.strip_prefix(at).unwrap_or(&inner);

@@ -190,15 +190,16 @@ impl Walk<'_> {
         here: &Place,
     ) {
         let (side, what) = match (o, n) {
-            (Some(o), Some(n)) => (
-                Side::Manifest,
-                format!(
-                    "`{keyword}` of {} changed from {} to {}",
-                    at.shown(),
-                    shown(o),
-                    shown(n)
-                ),
-            ),
+            (Some(o), Some(n)) => {
+                let (was, now) = crate::message::pair(&o.to_json(), &n.to_json());
+                (
+                    Side::Manifest,
+                    format!(
+                        "`{keyword}` of {} changed from `{was}` to `{now}`",
+                        at.shown()
+                    ),
+                )
+            }
             (None, Some(n)) => (
                 Side::Manifest,
                 format!(
@@ -586,7 +587,20 @@ impl Walk<'_> {
     fn added_property(&mut self, name: &str, bump: Option<Bump>, at: &Place, place: &Place) {
         let (effect, what) = match (self.flow, bump) {
             // A caller that does not know a new output field can leave it: a new version, not a
-            // breaking one.
+            // breaking one. Under `additionalProperties: false` no answer could hold it before,
+            // so what it breaks is said as it is.
+            (Flow::Output, Some(Bump::Major)) => {
+                self.out.push(Change {
+                    bump: Bump::Minor,
+                    side: Side::Manifest,
+                    pointer: place.new.clone(),
+                    message: format!(
+                        "{} has a new property `{name}`, which no answer could hold before (it admitted no undeclared property): a caller that reads the fields it knows and leaves the others is not broken by it",
+                        at.shown()
+                    ),
+                });
+                return;
+            }
             (Flow::Output, _) => (
                 Effect::Narrower,
                 format!("{} has a new property `{name}`", at.shown()),

@@ -22,6 +22,7 @@ use super::diagnostic::{Diagnostic, Severity};
 use super::report::Report;
 use super::run::{check_parsed, files_dir, parse, parse_by, read_file, sort, text_of};
 use crate::bump::{self, Bump, Side};
+use crate::ids::{self, Id};
 use crate::manifest::reuse;
 use crate::manifest::yaml::{Kind, Loc, Locator, Node};
 
@@ -105,7 +106,12 @@ pub fn check_against(path: &Path, published: Published) -> Report {
     let mut found = Vec::new();
     let against = match theirs {
         Err(why) => {
-            found.push(("against-unreadable", String::new(), why.message, why.hint));
+            found.push((
+                ids::AGAINST_UNREADABLE,
+                String::new(),
+                why.message,
+                why.hint,
+            ));
             Against {
                 label: published.label,
                 version: None,
@@ -115,7 +121,7 @@ pub fn check_against(path: &Path, published: Published) -> Report {
         }
         Ok(side) => {
             if let Some(refusal) = side.refused {
-                found.push(("against-refused", String::new(), refusal, None));
+                found.push((ids::AGAINST_REFUSED, String::new(), refusal, None));
             }
             found.extend(side.found);
             side.against
@@ -139,7 +145,7 @@ struct Fill<'a>(&'a OnceLock<Result<Node, Diagnostic>>);
 impl Drop for Fill<'_> {
     fn drop(&mut self) {
         let _ = self.0.set(Err(Diagnostic::error(
-            "file-unreadable",
+            ids::FILE_UNREADABLE,
             "",
             Loc::default(),
             "the manifest was not read",
@@ -226,7 +232,7 @@ fn published_side(
 }
 
 /// A diagnostic `--against` adds: its check, pointer, message and hint.
-type Found = (&'static str, String, String, Option<String>);
+type Found = (Id, String, String, Option<String>);
 
 /// The comparison of the published tree `old` with `new` (`None` when this manifest could not
 /// be read: its own diagnostics say why), and the version's diagnostics.
@@ -245,7 +251,7 @@ fn compare(label: String, old: &Node, new: Option<&Node>, found: &mut Vec<Found>
         && theirs != ours
     {
         found.push((
-            "against-other-agent",
+            ids::AGAINST_OTHER_AGENT,
             "/name".to_string(),
             format!(
                 "`name` is `{ours}`, and the published manifest `{}` is `{theirs}`'s: another agent, not a version of this one, so nothing was compared",
@@ -327,7 +333,7 @@ fn version_rule(
             format!("`version` is `{ours}`, below the published `{theirs}`")
         };
         found.push((
-            "version-not-bumped",
+            ids::VERSION_NOT_BUMPED,
             "/version".to_string(),
             format!(
                 "{said}: a published version is immutable, and this manifest differs from it in {which}"
@@ -349,7 +355,7 @@ fn version_rule(
             ),
         };
         found.push((
-            "version-bump-too-small",
+            ids::VERSION_BUMP_TOO_SMALL,
             "/version".to_string(),
             format!(
                 "`version` `{ours}` is a {} version after the published `{theirs}`, but {which}",

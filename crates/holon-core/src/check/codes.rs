@@ -4,6 +4,7 @@ use std::collections::HashMap;
 
 use super::collect::Diagnostics;
 use crate::gateway::Status;
+use crate::ids;
 use crate::manifest::ErrorDecl;
 
 /// `^[a-z][a-z0-9_]*$`
@@ -24,7 +25,7 @@ pub fn check(errors: &[(usize, ErrorDecl)], out: &mut Diagnostics) {
         let code = &decl.code;
         if !valid_code(code) {
             out.error(
-                "error-code-format",
+                ids::ERROR_CODE_FORMAT,
                 &code_ptr,
                 format!("error code `{code}` does not match `^[a-z][a-z0-9_]*$`"),
             )
@@ -34,12 +35,12 @@ pub fn check(errors: &[(usize, ErrorDecl)], out: &mut Diagnostics) {
             ));
         }
         if Status::is_reserved(code) {
-            out.error("error-code-reserved", &code_ptr, format!("error code `{code}` is reserved by the gateway"))
+            out.error(ids::ERROR_CODE_RESERVED, &code_ptr, format!("error code `{code}` is reserved by the gateway"))
                 .hint("the gateway reports it itself; name your own failure, e.g. `upstream_unavailable` or `document_too_slow`");
         }
         if let Some(first) = first_at.get(code.as_str()) {
             out.error(
-                "error-code-duplicate",
+                ids::ERROR_CODE_DUPLICATE,
                 &code_ptr,
                 format!(
                     "error code `{code}` is declared twice (first at `interface.errors[{first}]`)"
@@ -50,7 +51,7 @@ pub fn check(errors: &[(usize, ErrorDecl)], out: &mut Diagnostics) {
         }
         if decl.description.trim().is_empty() {
             out.error(
-                "error-description-missing",
+                ids::ERROR_DESCRIPTION_MISSING,
                 format!("{ptr}/description"),
                 format!("error code `{code}` has no description"),
             )

@@ -5,6 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::diagnostic::{Diagnostic, Severity};
+use crate::ids::{self, Id};
 use crate::manifest::yaml::{Loc, Locator, Node};
 use crate::pointer;
 
@@ -18,10 +19,10 @@ pub struct Diagnostics<'a> {
     tree: Locator<'a>,
     list: Vec<Diagnostic>,
     /// How many problems each check found, listed or not.
-    found: HashMap<&'static str, usize>,
+    found: HashMap<Id, usize>,
     /// The checks whose count past [`LISTED`] is a lower bound: they stopped counting each
     /// problem of a payload once they were full.
-    in_part: HashSet<&'static str>,
+    in_part: HashSet<Id>,
     /// Where a problem past [`LISTED`] is written, to be dropped.
     unlisted: Diagnostic,
 }
@@ -68,7 +69,7 @@ impl<'a> Diagnostics<'a> {
             list: Vec::new(),
             found: HashMap::new(),
             in_part: HashSet::new(),
-            unlisted: Diagnostic::error("", "", Loc::default(), ""),
+            unlisted: Diagnostic::error(ids::YAML_SYNTAX, "", Loc::default(), ""),
         }
     }
 
@@ -85,7 +86,7 @@ impl<'a> Diagnostics<'a> {
     /// An error at `pointer`, located at the node there (or the deepest one on the way).
     pub fn error(
         &mut self,
-        check: &'static str,
+        check: Id,
         pointer: impl Into<String>,
         message: impl Into<String>,
     ) -> Added<'_> {
@@ -95,7 +96,7 @@ impl<'a> Diagnostics<'a> {
     /// A warning at `pointer`, located at the node there (or the deepest one on the way).
     pub fn warning(
         &mut self,
-        check: &'static str,
+        check: Id,
         pointer: impl Into<String>,
         message: impl Into<String>,
     ) -> Added<'_> {
@@ -114,19 +115,19 @@ impl<'a> Diagnostics<'a> {
     }
 
     /// Whether `check` lists no more problems: what it finds from now on is only counted.
-    pub fn full(&self, check: &str) -> bool {
-        self.found.get(check).is_some_and(|n| *n >= LISTED)
+    pub fn full(&self, check: Id) -> bool {
+        self.found.get(&check).is_some_and(|n| *n >= LISTED)
     }
 
     /// Counts one more problem of `check`, which is [`full`](Self::full): nothing is listed, so
     /// nothing need be written or located.
-    pub fn tally(&mut self, check: &'static str) {
+    pub fn tally(&mut self, check: Id) {
         *self.found.entry(check).or_default() += 1;
     }
 
     /// Says that `check` no longer counts every problem, only that there is one more: its
     /// count of those not listed is then "at least".
-    pub fn counted_in_part(&mut self, check: &'static str) {
+    pub fn counted_in_part(&mut self, check: Id) {
         self.in_part.insert(check);
     }
 
@@ -147,13 +148,13 @@ impl<'a> Diagnostics<'a> {
             list: self.list,
             unlisted: [0, 0],
         };
-        let mut over: Vec<(&'static str, usize)> = (self.found.into_iter())
+        let mut over: Vec<(Id, usize)> = (self.found.into_iter())
             .filter(|(_, n)| *n > LISTED)
             .collect();
-        over.sort_unstable();
+        over.sort_unstable_by_key(|(check, _)| check.name());
         for (check, n) in over {
             // Placed at the last one listed, so that it reads after them.
-            let Some(last) = found.list.iter().rev().find(|d| d.check == check) else {
+            let Some(last) = found.list.iter().rev().find(|d| d.check == check.name()) else {
                 continue;
             };
             let (severity, line, column) = (last.severity, last.line, last.column);
@@ -162,7 +163,7 @@ impl<'a> Diagnostics<'a> {
                 Severity::Warning => "warnings",
             };
             let more = n - LISTED;
-            let at_least = if self.in_part.contains(check) {
+            let at_least = if self.in_part.contains(&check) {
                 "at least "
             } else {
                 ""
@@ -175,7 +176,7 @@ impl<'a> Diagnostics<'a> {
                     check,
                     "",
                     Loc::default(),
-                    format!("{at_least}{more} more `{check}` {what} are not listed: a check lists its first {LISTED}"),
+                    format!("{at_least}{more} more `{}` {what} are not listed: a check lists its first {LISTED}", check.name()),
                 )
             });
             if let Some(slot) = found
@@ -191,7 +192,7 @@ impl<'a> Diagnostics<'a> {
     fn add(
         &mut self,
         severity: Severity,
-        check: &'static str,
+        check: Id,
         pointer: String,
         message: String,
     ) -> Added<'_> {
@@ -218,10 +219,11 @@ mod tests {
     fn locates_each_diagnostic_at_its_pointer() {
         let root = yaml::parse("a:\n  b/c: [1, 2]\n  d: yes\n").unwrap();
         let mut out = Diagnostics::new(&root);
-        out.error("one", "/a/b~1c/1", "second item").hint("fix it");
-        out.warning("two", "/a/missing/deeper", "not there");
+        out.error(ids::MISSING_FIELD, "/a/b~1c/1", "second item")
+            .hint("fix it");
+        out.warning(ids::INPUT_OPEN, "/a/missing/deeper", "not there");
         let (at, loc) = out.key("/a", "d");
-        out.warning("three", at, "the key").at(loc);
+        out.warning(ids::STRING_UNBOUNDED, at, "the key").at(loc);
         assert_eq!(out.count(), 3);
         let list = out.into_list();
         let places: Vec<_> = list
@@ -231,10 +233,10 @@ mod tests {
         assert_eq!(
             places,
             [
-                ("one", "/a/b~1c/1", 2, 12, Severity::Error),
+                ("missing-field", "/a/b~1c/1", 2, 12, Severity::Error),
                 // The deepest node on the way: the mapping under `a`.
-                ("two", "/a/missing/deeper", 2, 3, Severity::Warning),
-                ("three", "/a/d", 3, 3, Severity::Warning),
+                ("input-open", "/a/missing/deeper", 2, 3, Severity::Warning),
+                ("string-unbounded", "/a/d", 3, 3, Severity::Warning),
             ]
         );
         assert_eq!(list[0].hint.as_deref(), Some("fix it"));

@@ -2,19 +2,11 @@
 
 use serde::Serialize;
 
+use crate::ids::Id;
+pub use crate::ids::Severity;
 use crate::manifest::yaml::Loc;
 /// A pointer as a reader writes it (`examples[2].output.top_words[0]`), for messages.
 pub(crate) use crate::pointer::dotted;
-
-/// How bad a problem is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// The registry refuses the manifest.
-    Error,
-    /// A habit of the guides is missing; the manifest is still accepted.
-    Warning,
-}
 
 /// A located problem in a manifest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -39,14 +31,14 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// An error at `pointer`, located at `loc`.
     pub(crate) fn error(
-        check: &'static str,
+        check: Id,
         pointer: impl Into<String>,
         loc: Loc,
         message: impl Into<String>,
     ) -> Self {
         Diagnostic {
             severity: Severity::Error,
-            check,
+            check: check.name(),
             pointer: pointer.into(),
             line: loc.line,
             column: loc.column,

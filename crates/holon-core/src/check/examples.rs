@@ -9,6 +9,7 @@ use super::collect::Diagnostics;
 use super::diagnostic::dotted;
 use super::structure::RawExample;
 use crate::gateway::{bounds, schema};
+use crate::ids;
 use crate::json::size as json_size;
 use crate::manifest::{ErrorDecl, Example, Expect, Limits};
 
@@ -28,8 +29,14 @@ pub struct Context<'a> {
     pub files_dir: Option<&'a std::path::Path>,
 }
 
-/// Checks every example and returns those complete enough to run.
-pub fn check(examples: &[RawExample], cx: &Context, out: &mut Diagnostics) -> Vec<Example> {
+/// Checks every example and returns those complete enough to run; `given` is whether the
+/// manifest has `examples` at all (when not, the structure pass said so).
+pub fn check(
+    given: bool,
+    examples: &[RawExample],
+    cx: &Context,
+    out: &mut Diagnostics,
+) -> Vec<Example> {
     let declared: HashSet<&str> = cx.errors.iter().map(|(_, d)| d.code.as_str()).collect();
     // Whether each handle's file exists, asked of the file system once a name.
     let mut files: HashMap<String, bool> = HashMap::new();
@@ -45,7 +52,7 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Diagnostics) -> Ve
         name(ex, &ptr, &mut first_by_name, out);
         if ex.input.is_none() {
             out.error(
-                "example-input-missing",
+                ids::EXAMPLE_INPUT_MISSING,
                 format!("{ptr}/input"),
                 format!("{label} has no `input`"),
             );
@@ -72,8 +79,9 @@ pub fn check(examples: &[RawExample], cx: &Context, out: &mut Diagnostics) -> Ve
         }
         checked.extend(runnable(ex));
     }
-    if successes == 0 {
-        out.error("no-success-example", "/examples", "the manifest has no successful example")
+    // No `examples` at all is the structure pass's to say.
+    if successes == 0 && given {
+        out.error(ids::NO_SUCCESS_EXAMPLE, "/examples", "the manifest has no successful example")
             .hint("add at least one example with an `output`: it is what a caller reads to see a good run");
     }
     checked
@@ -97,14 +105,14 @@ fn name<'e>(
         None if present(out, ptr, "name") => {}
         None => {
             out.error(
-                "example-name-missing",
+                ids::EXAMPLE_NAME_MISSING,
                 at,
                 format!("`examples[{}]` has no `name`", ex.index),
             );
         }
         Some(n) if n.trim().is_empty() => {
             out.error(
-                "example-name-missing",
+                ids::EXAMPLE_NAME_MISSING,
                 at,
                 format!("`examples[{}]` has an empty `name`", ex.index),
             );
@@ -112,7 +120,7 @@ fn name<'e>(
         Some(n) => {
             if let Some(first) = first_by_name.get(n.as_str()) {
                 out.error(
-                    "example-name-duplicate",
+                    ids::EXAMPLE_NAME_DUPLICATE,
                     at,
                     format!("example name `{n}` is used twice (first at `examples[{first}]`)"),
                 )
@@ -132,7 +140,7 @@ fn outcome(ex: &RawExample, ptr: &str, label: &str, out: &mut Diagnostics) -> bo
     ) {
         (true, true) => {
             out.error(
-                "example-outcome",
+                ids::EXAMPLE_OUTCOME,
                 format!("{ptr}/error"),
                 format!("{label} has both `output` and `error`"),
             )
@@ -140,7 +148,7 @@ fn outcome(ex: &RawExample, ptr: &str, label: &str, out: &mut Diagnostics) -> bo
             false
         }
         (false, false) => {
-            out.error("example-outcome", ptr, format!("{label} has neither `output` nor `error`"))
+            out.error(ids::EXAMPLE_OUTCOME, ptr, format!("{label} has neither `output` nor `error`"))
                 .hint("add the exact `output` the agent returns, or the declared `error` code it fails with");
             false
         }
@@ -155,7 +163,7 @@ fn input_payload(input: &Value, at: &str, label: &str, cx: &Context, out: &mut D
     if let Some(limits) = cx.limits {
         let size = json_size(input);
         if size > limits.max_input_bytes && within_bounds {
-            out.error("input-too-large", at, format!("the input of {label} is {size} bytes, over `runtime.limits.max_input_bytes` ({})", limits.max_input_bytes))
+            out.error(ids::INPUT_TOO_LARGE, at, format!("the input of {label} is {size} bytes, over `runtime.limits.max_input_bytes` ({})", limits.max_input_bytes))
                 .hint("raise `max_input_bytes` or shorten the example");
         }
     }
@@ -170,7 +178,7 @@ fn undeclared(
     out: &mut Diagnostics,
 ) {
     let added = out.error(
-        "example-error-undeclared",
+        ids::EXAMPLE_ERROR_UNDECLARED,
         at,
         format!("{label} fails with `{code}`, which is not declared in `interface.errors`"),
     );
@@ -217,7 +225,7 @@ fn file_handles(
     while let Some((at, value)) = stack.pop() {
         match value {
             Value::String(s) if s.starts_with(HANDLE_PREFIX) => match handle_name(s) {
-                Err(why) => out.error("file-handle-escape", at, format!("file handle `{s}` is refused: {why}"))
+                Err(why) => out.error(ids::FILE_HANDLE_ESCAPE, at, format!("file handle `{s}` is refused: {why}"))
                     .hint("a handle names a file inside `files/` beside the manifest, e.g. `holon://files/report.pdf`"),
                 Ok(name) => {
                     let found = match exists.get(name) {
@@ -227,7 +235,7 @@ fn file_handles(
                             .or_insert_with(|| dir.join(name).is_file()),
                     };
                     if !found {
-                        out.error("file-handle-missing", at, format!("file handle `{s}` has no file: `files/{name}` does not exist"))
+                        out.error(ids::FILE_HANDLE_MISSING, at, format!("file handle `{s}` has no file: `files/{name}` does not exist"))
                             .hint("the tests serve `holon://files/NAME` from `files/NAME` beside the manifest");
                     }
                 }
@@ -263,9 +271,9 @@ fn payload(
         return true;
     };
     let check = if what == "input" {
-        "example-input-invalid"
+        ids::EXAMPLE_INPUT_INVALID
     } else {
-        "example-output-invalid"
+        ids::EXAMPLE_OUTPUT_INVALID
     };
     let schema_name = if what == "input" {
         "interface.input"

@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use super::collect::Diagnostics;
 use super::diagnostic::dotted;
 use super::schema::Subschemas;
+use crate::ids;
 
 fn types(obj: &Map<String, Value>) -> Vec<&str> {
     match obj.get("type") {
@@ -29,7 +30,7 @@ pub fn input(schema: &Value, subs: &Subschemas, out: &mut Diagnostics) {
         && obj.get("unevaluatedProperties") != Some(&Value::Bool(false))
     {
         out.warning(
-            "input-open",
+            ids::INPUT_OPEN,
             base,
             "the input does not set `additionalProperties: false`",
         )
@@ -48,7 +49,7 @@ fn unbounded(ptr: &str, obj: &Map<String, Value>, out: &mut Diagnostics) {
     let ts = types(obj);
     if ts.contains(&"string") && !fixed(obj) && !obj.contains_key("maxLength") {
         out.warning(
-            "string-unbounded",
+            ids::STRING_UNBOUNDED,
             ptr,
             format!("the string at `{}` has no `maxLength`", dotted(ptr)),
         )
@@ -64,7 +65,7 @@ fn unbounded(ptr: &str, obj: &Map<String, Value>, out: &mut Diagnostics) {
                 _ => "`maximum`",
             };
             out.warning(
-                "number-unbounded",
+                ids::NUMBER_UNBOUNDED,
                 ptr,
                 format!("the number at `{}` has no {missing}", dotted(ptr)),
             )
@@ -84,8 +85,8 @@ fn properties(ptr: &str, obj: &Map<String, Value>, out: &mut Diagnostics) {
         _ => HashSet::new(),
     };
     let parent = format!("{ptr}/properties");
-    const OPTIONAL: &str = "optional-without-default";
-    const UNDESCRIBED: &str = "property-without-description";
+    const OPTIONAL: ids::Id = ids::OPTIONAL_WITHOUT_DEFAULT;
+    const UNDESCRIBED: ids::Id = ids::PROPERTY_WITHOUT_DESCRIPTION;
     for (name, prop) in props {
         let Value::Object(p) = prop else { continue };
         let optional = !required.contains(&name.as_str()) && !p.contains_key("default");
@@ -140,7 +141,7 @@ pub fn output(subs: &Subschemas, out: &mut Diagnostics) {
         .any(|k| obj.contains_key(*k));
         if types(obj) == ["object"] && !shaped {
             let message = format!("`{}` is a bare `object`", dotted(ptr));
-            out.warning("output-bare-object", ptr.as_str(), message)
+            out.warning(ids::OUTPUT_BARE_OBJECT, ptr.as_str(), message)
                 .hint("declare its `properties`: a caller that cannot predict the shape cannot use the answer");
         }
     }
@@ -157,7 +158,7 @@ pub fn empty_keywords(subs: &Subschemas, out: &mut Diagnostics) {
             if value.is_null() && !DATA.contains(&key.as_str()) {
                 let (at, loc) = out.key(ptr, key);
                 let message = format!("`{key}` in `{}` has no value", dotted(ptr));
-                out.warning("schema-empty-keyword", at, message)
+                out.warning(ids::SCHEMA_EMPTY_KEYWORD, at, message)
                     .at(loc)
                     .hint("in a flow mapping `{ ... }` a comma ends the value before it: quote text that holds `, `");
             }

@@ -19,6 +19,7 @@ mod collect;
 mod diagnostic;
 mod examples;
 mod file;
+mod keywords;
 mod lints;
 pub mod render;
 mod report;
@@ -36,6 +37,7 @@ pub use render::{render_human, render_json};
 pub use shape::json_schema;
 pub use structure::{suggest, valid_name};
 
+use crate::ids::Id;
 use crate::manifest::yaml::Loc;
 pub use collect::Diagnostics;
 pub use report::{MENDED_BY_BLESS, Report, for_bless, into_manifest};
@@ -45,7 +47,7 @@ pub use report::{MENDED_BY_BLESS, Report, for_bless, into_manifest};
 #[derive(Debug, Clone)]
 pub struct Problem {
     /// Stable kebab-case id.
-    pub check: &'static str,
+    pub check: Id,
     /// RFC 6901 pointer into the file's document (empty for the whole file).
     pub pointer: String,
     /// Where it is in the file.
@@ -59,7 +61,7 @@ pub struct Problem {
 impl Problem {
     /// A problem at `pointer`, located at `loc`.
     pub fn new(
-        check: &'static str,
+        check: Id,
         pointer: impl Into<String>,
         loc: Loc,
         message: impl Into<String>,

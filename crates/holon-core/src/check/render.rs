@@ -7,9 +7,19 @@ use super::report::Against;
 use super::{Diagnostic, Report, Severity};
 use crate::bump::{Bump, Side};
 
+/// The command a hint names for `explain` when the caller does not say how the author runs the
+/// kit: the name every install gives it.
+pub const PROGRAM: &str = "holon-test";
+
 /// The report as rustc prints diagnostics: `error[id]: message`, the location, the source line
-/// with a caret, the hint, and a summary line.
+/// with a caret, the hint, and a summary line; each hint ends by naming `holon-test explain ID`.
 pub fn render_human(report: &Report, color: bool) -> String {
+    human(report, color, PROGRAM)
+}
+
+/// [`render_human`], each hint naming `explain` as the author runs the kit: `program` is
+/// `cargo holon-test`, `holon-test`, or however the author typed it.
+pub fn human(report: &Report, color: bool, program: &str) -> String {
     let mut lines = Lines {
         text: report.source.lines().collect(),
         marks: HashMap::new(),
@@ -17,7 +27,7 @@ pub fn render_human(report: &Report, color: bool) -> String {
     let shown = report.path.display().to_string();
     let mut out = String::new();
     for d in &report.diagnostics {
-        diagnostic(&mut out, d, &mut lines, &shown, color);
+        diagnostic(&mut out, d, &mut lines, (&shown, program), color);
     }
     if let Some(against) = &report.against {
         changes(&mut out, against, &shown, color);
@@ -116,8 +126,25 @@ fn paint(color: bool, code: &str, text: &str) -> String {
     }
 }
 
+/// A diagnostic's hint as a report prints it: what to do, when the check says, then where the
+/// id is explained (`run `holon-test explain ID``).
+pub fn hint(d: &Diagnostic, program: &str) -> String {
+    let explain = format!("run `{program} explain {}`", d.check);
+    match &d.hint {
+        Some(hint) if hint.ends_with('?') => format!("{hint} {explain}"),
+        Some(hint) => format!("{hint}; {explain}"),
+        None => explain,
+    }
+}
+
 /// One diagnostic: the headline, the location, the source line with a caret, the hint.
-fn diagnostic(out: &mut String, d: &Diagnostic, lines: &mut Lines, shown: &str, color: bool) {
+fn diagnostic(
+    out: &mut String,
+    d: &Diagnostic,
+    lines: &mut Lines,
+    (shown, program): (&str, &str),
+    color: bool,
+) {
     let paint = |code: &str, text: &str| paint(color, code, text);
     let (label, code) = match d.severity {
         Severity::Error => ("error", "1;31"),
@@ -155,14 +182,12 @@ fn diagnostic(out: &mut String, d: &Diagnostic, lines: &mut Lines, shown: &str, 
     } else {
         let _ = writeln!(out, "{pad}{} {shown}", paint("1;34", "-->"));
     }
-    if let Some(hint) = &d.hint {
-        let _ = writeln!(
-            out,
-            "{pad} {} {}",
-            paint("1;34", "="),
-            format_args!("hint: {hint}")
-        );
-    }
+    let _ = writeln!(
+        out,
+        "{pad} {} hint: {}",
+        paint("1;34", "="),
+        hint(d, program)
+    );
     out.push('\n');
 }
 
@@ -284,21 +309,17 @@ pub fn render_json(report: &Report) -> String {
 }
 
 /// The report as GitHub Actions workflow commands, one line a diagnostic
-/// (`::error file=F,line=L,col=C,title=ID::message`), so each shows on the pull request's diff
-/// at its line. `file` is the manifest's path as the workflow sees it (relative to the
-/// repository's root).
-pub fn render_github(report: &Report, file: &str) -> String {
+/// (`::error file=F,line=L,col=C,title=ID::message`, then the hint), so each shows on the pull
+/// request's diff at its line. `file` is the manifest's path as the workflow sees it (relative
+/// to the repository's root); `program` is how the hint names `explain`.
+pub fn render_github(report: &Report, file: &str, program: &str) -> String {
     let mut out = String::new();
     for d in &report.diagnostics {
         let level = match d.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        let mut message = d.message.clone();
-        if let Some(hint) = &d.hint {
-            message.push_str("\nhint: ");
-            message.push_str(hint);
-        }
+        let message = format!("{}\nhint: {}", d.message, hint(d, program));
         out.push_str(&annotation(
             level, file, d.line, d.column, d.check, &message,
         ));

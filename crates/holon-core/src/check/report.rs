@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::diagnostic::{Diagnostic, Severity};
 use crate::bump::{Bump, Change};
+use crate::ids::{self, Id};
 use crate::manifest::Manifest;
 use crate::manifest::identity::Identity;
 use crate::manifest::yaml::{Loc, Node};
@@ -90,7 +91,7 @@ pub fn into_manifest(report: Report) -> Result<Manifest, Report> {
 
 /// The check `--bless` can mend: an example's output that `interface.output` no longer admits
 /// (a new required field, say) is a difference for the run to write, not a refusal.
-pub const MENDED_BY_BLESS: &str = "example-output-invalid";
+pub const MENDED_BY_BLESS: &str = ids::EXAMPLE_OUTPUT_INVALID.name();
 
 /// The report a run that blesses goes by: each `example-output-invalid` error becomes a
 /// warning, since the run writes the agent's answer over that output when `interface.output`
@@ -123,16 +124,11 @@ impl Report {
     /// A refusal of a file that could not be read at all (`file-unreadable`), e.g. a path that
     /// names no manifest.
     pub(crate) fn unreadable(path: &Path, message: impl Into<String>) -> Report {
-        Report::refused(path, "file-unreadable", Loc::default(), message)
+        Report::refused(path, ids::FILE_UNREADABLE, Loc::default(), message)
     }
 
     /// A refusal of the whole file by one check, at `loc`.
-    pub(super) fn refused(
-        path: &Path,
-        check: &'static str,
-        loc: Loc,
-        message: impl Into<String>,
-    ) -> Report {
+    pub(super) fn refused(path: &Path, check: Id, loc: Loc, message: impl Into<String>) -> Report {
         Report {
             path: path.to_path_buf(),
             source: String::new(),

@@ -8,8 +8,9 @@ use super::collect::Diagnostics;
 use super::diagnostic::{Diagnostic, Severity};
 use super::file::{self, MAX_FILE_BYTES};
 use super::report::{MENDED_BY_BLESS, Report};
-use super::{codes, examples, lints, schema, structure};
+use super::{codes, examples, keywords, lints, schema, structure};
 use crate::gateway::Gateway;
+use crate::ids;
 use crate::manifest::yaml::{self, Kind, Loc, Node};
 use crate::manifest::{ErrorDecl, Interface, Manifest};
 
@@ -26,13 +27,13 @@ pub(super) fn read_file(path: &Path) -> Result<String, Box<Report>> {
             return Err(Box::new(Report::unreadable(path, message)));
         }
         Err(file::ReadError::NotRegular(message)) => {
-            let refused = Report::refused(path, "file-not-regular", Loc::default(), message);
+            let refused = Report::refused(path, ids::FILE_NOT_REGULAR, Loc::default(), message);
             return Err(Box::new(refused));
         }
     };
     String::from_utf8(bytes).map_err(|e| {
         let (loc, message) = text_of(e.as_bytes()).err().unwrap_or_default();
-        Box::new(Report::refused(path, "file-not-text", loc, message))
+        Box::new(Report::refused(path, ids::FILE_NOT_TEXT, loc, message))
     })
 }
 
@@ -152,7 +153,7 @@ pub(super) fn parse_by(
     };
     if text.lines().all(blank) {
         return Err(Diagnostic::error(
-            "empty-manifest",
+            ids::EMPTY_MANIFEST,
             "",
             Loc { line: 1, column: 1 },
             "the manifest is empty",
@@ -162,7 +163,7 @@ pub(super) fn parse_by(
     let root = read(text).map_err(|e| Diagnostic::error(e.check, e.pointer, e.loc, e.message))?;
     if !matches!(root.kind, Kind::Map(_)) {
         return Err(Diagnostic::error(
-            "wrong-type",
+            ids::WRONG_TYPE,
             "",
             root.loc,
             format!("the manifest must be a mapping, not {}", root.type_name()),
@@ -186,15 +187,18 @@ fn checks(path: &Path, files_dir: Option<&Path>, out: &mut Diagnostics) -> Optio
     if let Some((s, subs)) = &input {
         lints::input(s, subs, out);
         lints::empty_keywords(subs, out);
+        keywords::check(subs, out);
     }
     if let Some((_, subs)) = &output {
         lints::output(subs, out);
         lints::empty_keywords(subs, out);
+        keywords::check(subs, out);
     }
     codes::check(&parts.errors, out);
     let errors_node = root.get("interface").and_then(|i| i.get("errors"));
     let errors_known = errors_node.is_none_or(|n| matches!(n.kind, Kind::Seq(_)));
     let examples = examples::check(
+        root.get("examples").is_some(),
         &parts.examples,
         &examples::Context {
             input: input_validator.as_ref(),
@@ -206,7 +210,11 @@ fn checks(path: &Path, files_dir: Option<&Path>, out: &mut Diagnostics) -> Optio
         },
         out,
     );
-    error_examples_lint(&parts, &examples, out);
+    // With no `examples` at all, the structure pass said so (once, at a misspelt key when that
+    // is why): no example is the one fact, not three.
+    if root.get("examples").is_some() {
+        error_examples_lint(&parts, &examples, out);
+    }
     let limits = parts.limits?;
     let errors: Vec<ErrorDecl> = parts.errors.into_iter().map(|(_, d)| d).collect();
     Some(Manifest {
@@ -252,7 +260,7 @@ fn error_examples_lint(
     for (i, decl) in &parts.errors {
         if !used.contains(decl.code.as_str()) {
             out.warning(
-                "error-without-example",
+                ids::ERROR_WITHOUT_EXAMPLE,
                 format!("/interface/errors/{i}/code"),
                 format!("declared error `{}` has no example", decl.code),
             )

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::collect::Diagnostics;
 use super::diagnostic::dotted;
+use crate::ids;
 use holon_re2 as re2;
 
 /// The one dialect the registry takes.
@@ -19,28 +20,11 @@ pub type Subschemas<'a> = Vec<(String, &'a Map<String, Value>)>;
 /// recursion. Only positions that hold schemas are visited: the values under `enum`, `const`,
 /// `default` or `examples` are data, not schemas.
 pub fn subschemas<'a>(schema: &'a Value, pointer: &str) -> Subschemas<'a> {
-    const ONE: &[&str] = &[
-        "items",
-        "additionalProperties",
-        "not",
-        "if",
-        "then",
-        "else",
-        "contains",
-        "propertyNames",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "additionalItems",
-        "contentSchema",
-    ];
-    const MANY: &[&str] = &["prefixItems", "allOf", "anyOf", "oneOf"];
-    const NAMED: &[&str] = &[
-        "properties",
-        "patternProperties",
-        "$defs",
-        "definitions",
-        "dependentSchemas",
-    ];
+    use crate::gateway::schema::{NAMED_SCHEMAS, ONE_SCHEMA, SCHEMA_LIST};
+    // Two keywords of earlier drafts whose schemas an author still writes: checked all the
+    // same (and warned as not 2020-12 by `keywords`).
+    let one = |k: &str| ONE_SCHEMA.contains(&k) || k == "additionalItems";
+    let named = |k: &str| NAMED_SCHEMAS.contains(&k) || k == "definitions";
     let mut found = Vec::new();
     let mut stack = vec![(pointer.to_string(), schema)];
     while let Some((ptr, value)) = stack.pop() {
@@ -48,19 +32,19 @@ pub fn subschemas<'a>(schema: &'a Value, pointer: &str) -> Subschemas<'a> {
         for (key, child) in obj {
             // The keywords below are plain words: none needs escaping in a pointer.
             let k = key.as_str();
-            if ONE.contains(&k) {
+            if one(k) {
                 stack.push((format!("{ptr}/{k}"), child));
-            } else if MANY.contains(&k) || (k == "items" && child.is_array()) {
+            } else if SCHEMA_LIST.contains(&k) || (k == "items" && child.is_array()) {
                 if let Value::Array(items) = child {
                     for (i, item) in items.iter().enumerate() {
                         stack.push((format!("{ptr}/{k}/{i}"), item));
                     }
                 }
-            } else if NAMED.contains(&k)
-                && let Value::Object(named) = child
+            } else if named(k)
+                && let Value::Object(children) = child
             {
                 let base = format!("{ptr}/{k}");
-                for (name, item) in named {
+                for (name, item) in children {
                     stack.push((crate::pointer::child(&base, name), item));
                 }
             }
@@ -86,7 +70,7 @@ pub fn check(
         && dialect.as_str() != Some(DIALECT)
     {
         out.error(
-            "schema-dialect",
+            ids::SCHEMA_DIALECT,
             format!("{pointer}/$schema"),
             format!("`$schema` is {dialect}, the registry takes only JSON Schema 2020-12"),
         )
@@ -97,7 +81,7 @@ pub fn check(
     let errors = (!meta.is_valid(schema)).then(|| meta.iter_errors(schema));
     for error in errors.into_iter().flatten() {
         out.error(
-            "schema-invalid",
+            ids::SCHEMA_INVALID,
             format!("{pointer}{}", error.instance_path().as_str()),
             format!(
                 "not valid JSON Schema 2020-12: {}",
@@ -115,7 +99,7 @@ pub fn check(
         Ok(validator) => Some(validator),
         Err(message) => {
             out.error(
-                "schema-compile",
+                ids::SCHEMA_COMPILE,
                 pointer,
                 format!("the schema does not compile: {message}"),
             );
@@ -138,7 +122,7 @@ fn object_at_root(schema: &Value, pointer: &str, out: &mut Diagnostics) {
         None => (pointer.to_string(), "there is no `type`".to_string()),
     };
     out.error(
-        "schema-not-object",
+        ids::SCHEMA_NOT_OBJECT,
         at,
         format!(
             "`{}` must be `type: object` at its root, and {shown}",
@@ -154,14 +138,14 @@ fn gateway_rules(ptr: &str, obj: &Map<String, Value>, out: &mut Diagnostics) {
     if let Some(Value::String(pattern)) = obj.get("pattern")
         && let Some(message) = not_re2(pattern)
     {
-        out.error("pattern-not-re2", format!("{ptr}/pattern"), message)
+        out.error(ids::PATTERN_NOT_RE2, format!("{ptr}/pattern"), message)
             .hint(RE2_HINT);
     }
     if let Some(Value::Object(props)) = obj.get("patternProperties") {
         for name in props.keys() {
             if let Some(message) = not_re2(name) {
                 let (at, loc) = out.key(&format!("{ptr}/patternProperties"), name);
-                out.error("pattern-not-re2", at, message)
+                out.error(ids::PATTERN_NOT_RE2, at, message)
                     .at(loc)
                     .hint(RE2_HINT);
             }
@@ -174,7 +158,7 @@ fn gateway_rules(ptr: &str, obj: &Map<String, Value>, out: &mut Diagnostics) {
                 Some(m) => format!("`maxItems` is {m}"),
                 None => "there is no `maxItems`".to_string(),
             };
-            out.error("unique-items-unbounded", format!("{ptr}/uniqueItems"), format!("`uniqueItems: true` needs `maxItems` <= {MAX_UNIQUE_ITEMS} on the same node, and {what}"))
+            out.error(ids::UNIQUE_ITEMS_UNBOUNDED, format!("{ptr}/uniqueItems"), format!("`uniqueItems: true` needs `maxItems` <= {MAX_UNIQUE_ITEMS} on the same node, and {what}"))
                 .hint("uniqueness compares every pair of items; bound the array or drop `uniqueItems`");
         }
     }

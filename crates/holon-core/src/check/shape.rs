@@ -366,9 +366,35 @@ pub fn json_schema() -> Value {
             ),
         );
         head.append(map);
+        head.insert("$defs".into(), json!({ "schema": interface_schema() }));
         *map = head;
     }
     root
+}
+
+/// A schema of `interface`, as the checks read it: JSON Schema 2020-12 whose every key is a
+/// keyword (or `x-...`), in every subschema, so an editor underlines `requried` where `check`
+/// warns `schema-unknown-keyword`.
+fn interface_schema() -> Value {
+    use crate::gateway::schema::{KEYWORDS, NAMED_SCHEMAS, ONE_SCHEMA, SCHEMA_LIST};
+    let one = json!({ "$ref": "#/$defs/schema" });
+    let many = json!({ "type": "array", "items": { "$ref": "#/$defs/schema" } });
+    let named = json!({ "type": "object", "additionalProperties": { "$ref": "#/$defs/schema" } });
+    let mut properties = Map::new();
+    for (keys, value) in [
+        (ONE_SCHEMA, one),
+        (SCHEMA_LIST, many),
+        (NAMED_SCHEMAS, named),
+    ] {
+        for key in keys {
+            properties.insert((*key).into(), value.clone());
+        }
+    }
+    json!({
+        "type": ["object", "boolean"],
+        "propertyNames": { "anyOf": [ { "enum": KEYWORDS }, { "pattern": "^x-" } ] },
+        "properties": properties,
+    })
 }
 
 fn section(fields: &[Field]) -> Value {
@@ -425,7 +451,7 @@ fn shape(value: &Shape) -> Value {
             "pattern": CODE_PATTERN,
             "not": { "enum": Status::RESERVED.iter().map(Status::code).collect::<Vec<_>>() },
         }),
-        Shape::Schema => json!({ "type": ["object", "boolean"] }),
+        Shape::Schema => json!({ "$ref": "#/$defs/schema" }),
         Shape::Any => json!({}),
         Shape::Section(fields) => section(fields),
         Shape::SeqOf(fields, exactly_one) => {

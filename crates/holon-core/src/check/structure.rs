@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::collect::Diagnostics;
 use super::diagnostic::dotted;
 use super::shape;
+use crate::ids;
 use crate::manifest::yaml::{Kind, Node};
 use crate::manifest::{ChargeOn, ErrorDecl, Limits, Pricing, Source};
 
@@ -49,7 +50,7 @@ pub fn read(out: &mut Diagnostics) -> Parts {
     parts.name = string(root, "", "name", out).filter(|s| {
         let valid = valid_name(s);
         if !valid {
-            out.error("invalid-name", "/name", format!("`{s}` is not a valid agent name"))
+            out.error(ids::INVALID_NAME, "/name", format!("`{s}` is not a valid agent name"))
                 .hint("a name matches `^[a-z][a-z0-9-]{1,63}$`: lowercase letters, digits and `-`, starting with a letter");
         }
         valid
@@ -58,7 +59,7 @@ pub fn read(out: &mut Diagnostics) -> Parts {
         Ok(_) => true,
         Err(e) => {
             out.error(
-                "invalid-version",
+                ids::INVALID_VERSION,
                 "/version",
                 format!("`{s}` is not a semantic version: {e}"),
             )
@@ -105,7 +106,7 @@ fn read_runtime(node: &Node, parts: &mut Parts, out: &mut Diagnostics) {
         let valid = valid_tool(s);
         if !valid {
             out.error(
-                "invalid-tool-name",
+                ids::INVALID_TOOL_NAME,
                 "/runtime/tool",
                 format!("`{s}` is not a valid MCP tool name"),
             )
@@ -178,7 +179,7 @@ fn read_limits(node: &Node, out: &mut Diagnostics) -> Option<Limits> {
             Some(v) if v > 0 => Some(v),
             _ => {
                 out.error(
-                    "invalid-value",
+                    ids::INVALID_VALUE,
                     "/runtime/limits/max_input_bytes",
                     format!("`max_input_bytes` must be a positive integer, not {num}"),
                 );
@@ -212,7 +213,7 @@ fn read_pricing(node: &Node, out: &mut Diagnostics) -> Option<Pricing> {
         let valid = s.len() == 3 && s.bytes().all(|b| b.is_ascii_uppercase());
         if !valid {
             out.error(
-                "invalid-value",
+                ids::INVALID_VALUE,
                 "/pricing/currency",
                 format!("`{s}` is not a currency code"),
             )
@@ -227,7 +228,7 @@ fn read_pricing(node: &Node, out: &mut Diagnostics) -> Option<Pricing> {
         Some("attempt") => Some(ChargeOn::Attempt),
         Some(other) => {
             let added = out.error(
-                "invalid-value",
+                ids::INVALID_VALUE,
                 "/pricing/charge_on",
                 format!("`charge_on` is `success` or `attempt`, not `{other}`"),
             );
@@ -298,28 +299,42 @@ fn fields(
         wrong_type(ptr, node, "a mapping", out);
         return false;
     };
+    let given = |name: &str| entries.iter().any(|(k, _)| k.name == name);
+    // A required field missing because its key is misspelt is said once, at the misspelling.
+    let mut misspelt: Vec<&str> = Vec::new();
     for (key, _) in entries {
         if !allowed.contains(&key.name.as_str()) {
+            let meant = suggest(&key.name, allowed);
+            let renames = meant.filter(|m| required.contains(m) && !given(m));
+            let message = match renames {
+                Some(m) => format!(
+                    "unknown field `{}` in {}, which has no `{m}`: a misspelt `{m}`?",
+                    key.name,
+                    place(ptr)
+                ),
+                None => format!("unknown field `{}` in {}", key.name, place(ptr)),
+            };
+            misspelt.extend(renames);
             let added = out
                 .error(
-                    "unknown-field",
+                    ids::UNKNOWN_FIELD,
                     crate::pointer::child(ptr, &key.name),
-                    format!("unknown field `{}` in {}", key.name, place(ptr)),
+                    message,
                 )
                 .at(key.loc);
             if !added.listed() {
                 continue;
             }
-            match suggest(&key.name, allowed) {
+            match meant {
                 Some(s) => added.hint(format!("did you mean `{s}`?")),
                 None => added.hint(format!("expected one of {}", list(allowed))),
             }
         }
     }
     for name in required {
-        if !entries.iter().any(|(k, _)| k.name == *name) {
+        if !given(name) && !misspelt.contains(name) {
             out.error(
-                "missing-field",
+                ids::MISSING_FIELD,
                 format!("{ptr}/{name}"),
                 format!("missing field `{name}` in {what}"),
             );
@@ -344,7 +359,7 @@ fn nonempty(parent: &Node, ptr: &str, key: &str, out: &mut Diagnostics) -> Optio
     let s = string(parent, ptr, key, out)?;
     if s.trim().is_empty() {
         out.error(
-            "invalid-value",
+            ids::INVALID_VALUE,
             format!("{ptr}/{key}"),
             format!("`{key}` is empty"),
         );
@@ -366,7 +381,7 @@ fn bounded(
     let declared = fields.iter().find(|f| f.name == key).map(|f| &f.value);
     match declared.and_then(|shape| shape.out_of_bounds(key, n)) {
         Some(why) => {
-            out.error("invalid-value", format!("{ptr}/{key}"), why);
+            out.error(ids::INVALID_VALUE, format!("{ptr}/{key}"), why);
             None
         }
         None => Some(n),
@@ -406,7 +421,7 @@ fn place(ptr: &str) -> String {
 
 fn wrong_type(ptr: &str, node: &Node, expected: &str, out: &mut Diagnostics) {
     out.error(
-        "wrong-type",
+        ids::WRONG_TYPE,
         ptr,
         format!(
             "{} must be {expected}, not {}",

@@ -38,6 +38,9 @@ pub enum Answer {
     /// No answer within `timeout_s` while other calls were in flight, and not tried again
     /// alone: another call tried alone got no answer either, so the server does not answer.
     HungNotRetried(f64),
+    /// No answer within `timeout_s` to a call made alone, while the server answered nothing
+    /// else either: the call blocks the server (its other calls wait behind it).
+    Blocked(f64),
     /// An HTTP error status (413, 429, 503, ...) instead of an MCP answer: the server answered,
     /// with no usable code.
     HttpStatus {
@@ -49,8 +52,13 @@ pub enum Answer {
         /// read).
         body: String,
     },
-    /// No answer at all: the server could not be reached, or exited; why, in words.
+    /// No answer at all: the server could not be reached, or exited before the call was
+    /// made; why, in words.
     Unreachable(String),
+    /// The server's process ended while it had the call: a crash, as a caller meets it (the
+    /// connection cut, no answer); what happened, in words (the exit status, whether the call
+    /// was alone on a server just started, the server's last lines).
+    Crashed(String),
 }
 
 impl Answer {
@@ -63,8 +71,12 @@ impl Answer {
             Answer::RpcError { .. } | Answer::Malformed(_) | Answer::HttpStatus { .. } => {
                 Status::AgentError
             }
-            Answer::Hung(_) | Answer::HungAlone(_) | Answer::HungNotRetried(_) => Status::Timeout,
+            Answer::Hung(_)
+            | Answer::HungAlone(_)
+            | Answer::HungNotRetried(_)
+            | Answer::Blocked(_) => Status::Timeout,
             Answer::Unreachable(_) => Status::RuntimeUnavailable,
+            Answer::Crashed(_) => Status::AgentCrashed,
         }
     }
 
@@ -117,6 +129,9 @@ impl Answer {
             Answer::HungAlone(limit) => format!(
                 "no answer within `runtime.limits.timeout_s` ({limit} s), even when tried alone after timing out among other calls in flight; it was cancelled (`notifications/cancelled`)"
             ),
+            Answer::Blocked(limit) => format!(
+                "no answer within `runtime.limits.timeout_s` ({limit} s), made alone, while the server answered nothing else either (not even `tools/list`): this input blocks the server, and every call in flight beside it waits too (a blocking call in an async handler?); the server was started again for the calls after it"
+            ),
             Answer::HungNotRetried(limit) => format!(
                 "no answer within `runtime.limits.timeout_s` ({limit} s) among other calls in flight; not tried again alone, since a call tried alone got no answer either"
             ),
@@ -136,7 +151,7 @@ impl Answer {
                 }
                 said
             }
-            Answer::Unreachable(why) => why.clone(),
+            Answer::Unreachable(why) | Answer::Crashed(why) => why.clone(),
         }
     }
 }

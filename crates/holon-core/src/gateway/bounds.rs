@@ -1,5 +1,6 @@
 //! The platform's payload bounds, checked without recursion before anything recursive runs.
 
+use crate::ids::{self, Id};
 use serde_json::Value;
 
 /// Deepest nesting of arrays and objects in one payload.
@@ -36,11 +37,11 @@ pub enum BoundError {
 
 impl BoundError {
     /// The stable check id for the bound.
-    pub fn check_id(&self) -> &'static str {
+    pub fn check_id(&self) -> Id {
         match self {
-            BoundError::TooDeep { .. } => "payload-too-deep",
-            BoundError::TooManyValues { .. } => "payload-too-many-values",
-            BoundError::ArrayTooLong { .. } => "payload-array-too-long",
+            BoundError::TooDeep { .. } => ids::PAYLOAD_TOO_DEEP,
+            BoundError::TooManyValues { .. } => ids::PAYLOAD_TOO_MANY_VALUES,
+            BoundError::ArrayTooLong { .. } => ids::PAYLOAD_ARRAY_TOO_LONG,
         }
     }
 
@@ -157,7 +158,7 @@ mod tests {
     fn depth_is_accepted_at_the_edge_and_refused_one_past() {
         assert_eq!(check(&nested(MAX_DEPTH)), Ok(()));
         let err = check(&nested(MAX_DEPTH + 1)).unwrap_err();
-        assert_eq!(err.check_id(), "payload-too-deep");
+        assert_eq!(err.check_id().name(), "payload-too-deep");
         assert_eq!(err.pointer(), "/0".repeat(MAX_DEPTH));
     }
 
@@ -178,7 +179,7 @@ mod tests {
         };
         assert_eq!(check(&make(MAX_VALUES)), Ok(()));
         let err = check(&make(MAX_VALUES + 1)).unwrap_err();
-        assert_eq!(err.check_id(), "payload-too-many-values");
+        assert_eq!(err.check_id().name(), "payload-too-many-values");
     }
 
     #[test]
@@ -202,7 +203,8 @@ mod tests {
         assert_eq!(
             check(&Value::Array(vec![json!(0); MAX_ARRAY_LEN + 1]))
                 .unwrap_err()
-                .check_id(),
+                .check_id()
+                .name(),
             "payload-array-too-long"
         );
     }

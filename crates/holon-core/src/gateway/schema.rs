@@ -7,6 +7,108 @@ use serde_json::Value;
 use crate::message::{sentence, type_of};
 use crate::pointer;
 
+/// Every keyword of JSON Schema 2020-12, in all its vocabularies (core, applicator,
+/// unevaluated, validation, meta-data, format annotation, content): what the gateway's
+/// validator reads. It ignores any other key, so a misspelt keyword checks nothing.
+pub const KEYWORDS: &[&str] = &[
+    // Core.
+    "$schema",
+    "$id",
+    "$ref",
+    "$anchor",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$vocabulary",
+    "$comment",
+    "$defs",
+    // Applicator.
+    "prefixItems",
+    "items",
+    "contains",
+    "additionalProperties",
+    "properties",
+    "patternProperties",
+    "dependentSchemas",
+    "propertyNames",
+    "if",
+    "then",
+    "else",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    // Unevaluated.
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    // Validation.
+    "type",
+    "enum",
+    "const",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "maxContains",
+    "minContains",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "dependentRequired",
+    // Meta-data.
+    "title",
+    "description",
+    "default",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "examples",
+    // Format annotation.
+    "format",
+    // Content.
+    "contentEncoding",
+    "contentMediaType",
+    "contentSchema",
+];
+
+/// The 2020-12 keywords whose value is one schema.
+pub const ONE_SCHEMA: &[&str] = &[
+    "items",
+    "additionalProperties",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+];
+
+/// The 2020-12 keywords whose value is a list of schemas.
+pub const SCHEMA_LIST: &[&str] = &["prefixItems", "allOf", "anyOf", "oneOf"];
+
+/// The 2020-12 keywords whose value maps names to schemas.
+pub const NAMED_SCHEMAS: &[&str] = &[
+    "properties",
+    "patternProperties",
+    "$defs",
+    "dependentSchemas",
+];
+
+/// Whether `key` is read by JSON Schema 2020-12, or is an extension of the author's own
+/// (`x-...`), which every tool leaves alone.
+pub fn is_keyword(key: &str) -> bool {
+    key.starts_with("x-") || KEYWORDS.contains(&key)
+}
+
 /// One way an instance breaks a schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
@@ -97,16 +199,25 @@ fn push(out: &mut Vec<Violation>, error: &jsonschema::ValidationError<'_>) {
         }
         ValidationErrorKind::Type { .. } => out.push(Violation {
             pointer: base,
-            message: format!(
-                "{} (found {})",
-                sentence(&error.to_string()),
-                type_of(error.instance())
-            ),
+            message: format!("{} (found {})", said(error), type_of(error.instance())),
         }),
         _ => out.push(Violation {
             pointer: base,
-            message: sentence(&error.to_string()),
+            message: said(error),
         }),
+    }
+}
+
+/// The validator's words for `error`, the value it names cut short: a message leads with the
+/// instance in full (a text of a million characters, an input of a thousand), and the reason
+/// comes after it.
+fn said(error: &jsonschema::ValidationError<'_>) -> String {
+    let words = error.to_string();
+    let whole = error.instance().to_string();
+    let short = crate::message::short(error.instance());
+    match words.strip_prefix(&whole) {
+        Some(rest) if short != whole => sentence(&format!("{short}{rest}")),
+        _ => sentence(&words),
     }
 }
 

@@ -4,6 +4,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
+use crate::ids::{self, Id};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
@@ -57,7 +58,7 @@ pub struct Key {
 #[derive(Debug, Clone)]
 pub struct YamlError {
     /// Stable id of the problem: `yaml-syntax`, `yaml-duplicate-key` or `yaml-too-complex`.
-    pub check: &'static str,
+    pub check: Id,
     /// What is wrong, lowercase.
     pub message: String,
     /// Where, when the parser knows.
@@ -137,7 +138,7 @@ pub(crate) fn first_duplicate(root: &Node) -> Option<YamlError> {
     }
     let key = first?;
     Some(YamlError {
-        check: "yaml-duplicate-key",
+        check: ids::YAML_DUPLICATE_KEY,
         message: format!("duplicate key `{}`", key.name),
         loc: key.loc,
         pointer: pointer_of(root, key).unwrap_or_default(),
@@ -197,11 +198,11 @@ fn classify(err: serde_saphyr::Error) -> YamlError {
         );
     }
     let check = if lower.contains("duplicate") {
-        "yaml-duplicate-key"
+        ids::YAML_DUPLICATE_KEY
     } else if lower.contains("budget") || lower.contains("limit") || lower.contains("depth") {
-        "yaml-too-complex"
+        ids::YAML_TOO_COMPLEX
     } else {
-        "yaml-syntax"
+        ids::YAML_SYNTAX
     };
     YamlError {
         check,
@@ -213,7 +214,7 @@ fn classify(err: serde_saphyr::Error) -> YamlError {
 
 fn too_complex(message: String, loc: Loc) -> YamlError {
     YamlError {
-        check: "yaml-too-complex",
+        check: ids::YAML_TOO_COMPLEX,
         message,
         loc,
         pointer: String::new(),
@@ -233,7 +234,7 @@ fn known_breach(inner: &serde_saphyr::Error, loc: Loc) -> Option<YamlError> {
                 None => "duplicate key".to_string(),
             };
             return Some(YamlError {
-                check: "yaml-duplicate-key",
+                check: ids::YAML_DUPLICATE_KEY,
                 message,
                 loc,
                 pointer: String::new(),
@@ -596,7 +597,7 @@ mod tests {
     #[test]
     fn refuses_duplicate_keys() {
         let err = parse("a: 1\na: 2\n").unwrap_err();
-        assert_eq!(err.check, "yaml-duplicate-key", "{err:?}");
+        assert_eq!(err.check.name(), "yaml-duplicate-key", "{err:?}");
         assert_eq!(err.message, "duplicate key `a`");
         assert_eq!(err.loc.line, 2);
     }
@@ -606,7 +607,7 @@ mod tests {
         // The nested mapping's repeat comes first in the text, though the root's is shallower.
         let err = parse("a:\n  x: 1\n  x: 2\nb: [{y: 1, y: 2}]\na: 3\n").unwrap_err();
         assert_eq!(
-            (err.check, err.pointer.as_str()),
+            (err.check.name(), err.pointer.as_str()),
             ("yaml-duplicate-key", "/a/x")
         );
         assert_eq!((err.loc.line, err.loc.column), (3, 3));
@@ -621,7 +622,7 @@ mod tests {
     fn refuses_deep_nesting() {
         let text = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
         let err = parse(&text).unwrap_err();
-        assert_eq!(err.check, "yaml-too-complex", "{err:?}");
+        assert_eq!(err.check.name(), "yaml-too-complex", "{err:?}");
         assert_eq!(err.message, "the document is nested deeper than 160 levels");
     }
 
@@ -629,7 +630,7 @@ mod tests {
     fn refuses_a_document_of_more_nodes_than_the_budget() {
         let text = format!("[{}]", vec!["0"; MAX_YAML_NODES + 1].join(","));
         let err = parse(&text).unwrap_err();
-        assert_eq!(err.check, "yaml-too-complex", "{err:?}");
+        assert_eq!(err.check.name(), "yaml-too-complex", "{err:?}");
         assert_eq!(
             err.message,
             "the document is too large or too complex for a manifest"
@@ -639,7 +640,7 @@ mod tests {
     #[test]
     fn refuses_a_second_document() {
         let err = parse("a: 1\n---\nb: 2\n").unwrap_err();
-        assert_eq!(err.check, "yaml-too-complex", "{err:?}");
+        assert_eq!(err.check.name(), "yaml-too-complex", "{err:?}");
         assert_eq!(err.message, "the file holds more than one YAML document");
         assert_eq!(err.loc.line, 2);
     }
@@ -654,7 +655,7 @@ mod tests {
             ));
         }
         let err = parse(&text).unwrap_err();
-        assert_eq!(err.check, "yaml-too-complex", "{err:?}");
+        assert_eq!(err.check.name(), "yaml-too-complex", "{err:?}");
         assert!(err.message.contains("alias bomb"), "{err:?}");
     }
 }

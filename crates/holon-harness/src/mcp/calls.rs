@@ -14,11 +14,12 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, PaginatedRequestParams,
 use rmcp::service::ServiceError;
 use serde_json::Value;
 
+use super::alone::{Alone, Tried, Went, crash, retry_of};
 use super::server::{Conn, Server, exited, exited_message};
 use super::words::{http_status, service_error};
 use crate::era::Era;
 use crate::error::{NoAnswer, ServerError, ToolsError};
-use crate::flight::{Crowded, Gathered, Retries, Slots};
+use crate::flight::{Crowded, Gathered, Slots};
 use crate::measure::{CallEnd, Meter};
 use crate::pass::Planted;
 use crate::planted::giving_way;
@@ -35,6 +36,24 @@ pub(crate) struct Shape {
     pub runs: Vec<u32>,
     /// Whether a call that failed among others is tried again alone.
     pub retry: bool,
+}
+
+/// One `tools/call` as it went: what came back, why the crowd may be the cause of a failure,
+/// and whether it was the first call of the server's process that had it.
+struct Sent {
+    answer: Answer,
+    crowded: Option<Crowded>,
+    first: bool,
+}
+
+impl Sent {
+    fn went(&self) -> Went<'_> {
+        Went {
+            answer: Some(&self.answer),
+            crowded: self.crowded,
+            first: self.first,
+        }
+    }
 }
 
 /// A fault trial's call that could not be made.
@@ -65,14 +84,10 @@ pub(crate) struct Calls {
     tools: Slots<Result<Vec<Tool>, ToolsError>>,
     flight: OnceLock<()>,
     answers: Gathered,
-    retries: Retries,
     /// Whether a call that failed among others is tried again alone.
     retry: bool,
-    /// Held by a call tried again alone: the retries of the examples and explore's go one at
-    /// a time.
-    retrying: tokio::sync::Mutex<()>,
-    /// A call tried alone got no answer in time: the server does not answer.
-    silent: AtomicBool,
+    /// What the calls made alone learned of the server.
+    alone: Alone,
     /// The server answered a `tools/call` (in time, with anything).
     answered: AtomicBool,
     /// The upstreams the server is pointed at: none for a server already running.
@@ -91,6 +106,7 @@ impl Calls {
         upstreams: Option<Arc<Upstreams>>,
         meter: Option<Arc<Meter>>,
     ) -> Calls {
+        let alone = Alone::new(manifest.clone(), server.clone(), slot);
         Calls {
             manifest,
             server,
@@ -101,10 +117,8 @@ impl Calls {
             tools: Slots::new(1),
             flight: OnceLock::new(),
             answers: Gathered::new(shape.runs),
-            retries: Retries::default(),
             retry: shape.retry,
-            retrying: tokio::sync::Mutex::new(()),
-            silent: AtomicBool::new(false),
+            alone,
             answered: AtomicBool::new(false),
             upstreams,
             meter,
@@ -120,17 +134,17 @@ impl Calls {
 
     /// The note on calls retried alone, for the end of the run.
     pub(crate) fn retry_note(&self) -> Option<String> {
-        self.retries.note(Pass::Mcp.who(), self.concurrency)
+        self.alone.note(Pass::Mcp.who(), self.concurrency)
     }
 
     /// Whether a call tried alone got no answer in time, while none of the run's calls did.
     pub(crate) fn silent(&self) -> bool {
-        self.silent.load(Ordering::SeqCst) && !self.answered.load(Ordering::SeqCst)
+        self.alone.silent() && !self.answered.load(Ordering::SeqCst)
     }
 
     /// Whether a call tried alone got no answer in time.
     pub(crate) fn hung(&self) -> bool {
-        self.silent.load(Ordering::SeqCst)
+        self.alone.silent()
     }
 
     /// The server in this pass's era.
@@ -162,24 +176,54 @@ impl Calls {
 
     /// One input through `tools/call` on the shared server, outside the example trials
     /// (explore's cases): what came back (unreachable when the server is gone, or never
-    /// started).
+    /// started). Alone, as the server's only call: a crash or a stall is settled as a call
+    /// made alone is ([`Calls::settled`]).
     pub(crate) fn one(&self, input: &Value) -> Reply {
         let live = match self.conn() {
             Ok(live) => live,
             Err(why) => return Ok(Answer::Unreachable(why.to_string())),
         };
         live.runtime.block_on(async {
-            let entered = match &self.upstreams {
-                Some(u) => {
-                    let inputs = std::slice::from_ref(input);
-                    Some(u.enter(Pass::Mcp, Scope::Explore, inputs).await)
-                }
-                None => None,
+            let _alone = self.server.alone().await;
+            if let Some(answer) = self.alone.unfit(None).await {
+                return Ok(answer);
+            }
+            let attempt = async || {
+                let entered = match &self.upstreams {
+                    Some(u) => {
+                        let inputs = std::slice::from_ref(input);
+                        Some(u.enter(Pass::Mcp, Scope::Explore, inputs).await)
+                    }
+                    None => None,
+                };
+                let sent = self.send(input).await;
+                let reply = match &entered {
+                    Some(entered) => entered.reply(sent.answer),
+                    None => Ok(sent.answer),
+                };
+                (reply, sent.crowded, sent.first)
             };
-            let answer = self.send(input).await.0;
-            match &entered {
-                Some(entered) => entered.reply(answer),
-                None => Ok(answer),
+            let (reply, _, first) = attempt().await;
+            let tried = Tried {
+                answer: Ok(match reply {
+                    Ok(answer) => answer,
+                    Err(trouble) => return Err(trouble),
+                }),
+                crowded: None,
+                first,
+            };
+            let again = async || {
+                let (reply, crowded, first) = attempt().await;
+                Tried {
+                    answer: reply.map_err(NoAnswer::Trouble),
+                    crowded,
+                    first,
+                }
+            };
+            match self.alone.settled(tried, None, &again).await {
+                Ok(answer) => Ok(answer),
+                Err(NoAnswer::Trouble(trouble)) => Err(trouble),
+                Err(other) => Ok(Answer::Unreachable(other.to_string())),
             }
         })
     }
@@ -230,8 +274,9 @@ impl Calls {
                         let entered = upstreams
                             .enter_with(Pass::Mcp, scope, inputs, Some(plant))
                             .await;
-                        let (answer, _) = giving_way(me.send(&input), entered.held(), permit).await;
-                        let _ = tx.send((i, entered.faulted(answer)));
+                        let _crowd = me.server.crowd().await;
+                        let sent = giving_way(me.send(&input), entered.held(), permit).await;
+                        let _ = tx.send((i, entered.faulted(sent.answer)));
                     });
                 }
             });
@@ -279,18 +324,23 @@ impl Calls {
         let mut calls = tokio::task::JoinSet::new();
         for (i, input) in inputs.iter().cloned().enumerate() {
             let me = self.clone();
-            calls.spawn(async move { (i, me.send(&input).await) });
+            calls.spawn(async move {
+                let _crowd = me.server.crowd().await;
+                (i, me.send(&input).await)
+            });
         }
         let mut answers: Vec<Option<Answer>> = vec![None; inputs.len()];
         let mut again = Vec::new();
         while let Some(joined) = calls.join_next().await {
             match joined {
-                Ok((i, (_, Some(why)))) if inputs.len() > 1 => again.push((i, why)),
-                Ok((i, (answer, _))) => {
-                    if let Some(slot) = answers.get_mut(i) {
-                        *slot = Some(answer);
+                Ok((i, sent)) => match retry_of(sent.went(), inputs.len() > 1, true) {
+                    Some(retry) => again.push((i, retry)),
+                    None => {
+                        if let Some(slot) = answers.get_mut(i) {
+                            *slot = Some(sent.answer);
+                        }
                     }
-                }
+                },
                 Err(e) => {
                     let why = format!("the call's task failed: {e}");
                     return inputs
@@ -301,15 +351,19 @@ impl Calls {
             }
         }
         again.sort_unstable_by_key(|(i, _)| *i);
-        for (i, why) in again {
+        for (i, retry) in again {
             let (Some(input), Some(slot)) = (inputs.get(i), answers.get_mut(i)) else {
                 continue;
             };
-            let attempt = async {
-                let (answer, failed) = self.send(input).await;
-                (Ok(answer), failed)
+            let attempt = async || {
+                let sent = self.send(input).await;
+                Tried {
+                    answer: Ok(sent.answer),
+                    crowded: sent.crowded,
+                    first: sent.first,
+                }
             };
-            *slot = Some(match self.again(why, attempt).await {
+            *slot = Some(match self.alone.again(retry, &attempt).await {
                 Ok(answer) => answer,
                 Err(why) => Answer::Unreachable(why.to_string()),
             });
@@ -384,17 +438,24 @@ impl Calls {
             let (me, alone) = (self.clone(), alone.clone());
             let (in_flight, started) = (in_flight.clone(), started.clone());
             calls.spawn(async move {
+                let turn = me.server.crowd().await;
                 let others = in_flight.fetch_add(1, Ordering::SeqCst);
                 let mine = started.fetch_add(1, Ordering::SeqCst);
-                let (end, failed) = me.call_once(index, run).await;
+                let (end, crowd, first) = me.call_once(index, run).await;
                 // Another call was in flight at some moment of this one: at its start, or it
                 // started later (a call that started alone may have waited on those).
                 let crowded = others > 0 || started.load(Ordering::SeqCst) > mine + 1;
                 in_flight.fetch_sub(1, Ordering::SeqCst);
+                drop(turn);
                 drop(permit);
-                if let Some(why) = failed.filter(|_| crowded && me.retry) {
+                let went = Went {
+                    answer: end.answer.as_ref().ok(),
+                    crowded: crowd,
+                    first,
+                };
+                if let Some(retry) = retry_of(went, crowded, me.retry) {
                     alone.store(true, Ordering::Relaxed);
-                    return Some((index, run, why));
+                    return Some((index, run, retry));
                 }
                 me.ended(index, end);
                 None
@@ -407,15 +468,22 @@ impl Calls {
             }
         }
         again.sort_unstable_by_key(|(index, run, _)| (*index, *run));
-        for (index, run, why) in again {
-            let mut kept = None;
-            let attempt = async {
-                let (end, failed) = self.call_once(index, run).await;
-                let answer = end.answer.clone();
-                kept = Some(end);
-                (answer, failed)
+        for (index, run, retry) in again {
+            let kept = std::sync::Mutex::new(None);
+            let attempt = async || {
+                let (end, crowded, first) = self.call_once(index, run).await;
+                let tried = Tried {
+                    answer: end.answer.clone(),
+                    crowded,
+                    first,
+                };
+                if let Ok(mut kept) = kept.lock() {
+                    *kept = Some(end);
+                }
+                tried
             };
-            let answer = self.again(why, attempt).await;
+            let answer = self.alone.again(retry, &attempt).await;
+            let kept = kept.into_inner().ok().flatten();
             let mut end = kept.unwrap_or_else(|| CallEnd::without(run, NoAnswer::NotMade));
             end.answer = answer;
             self.ended(index, end);
@@ -449,17 +517,18 @@ impl Calls {
 
     /// Every page of `tools/list`; in 2026-07-28 each must carry its `resultType`.
     async fn list_pages(&self, conn: &Conn) -> Result<Vec<Tool>, ToolsError> {
+        let client = (self.server.client(self.slot).await)
+            .map_err(|e| ToolsError::Failed { why: e.to_string() })?;
         let mut tools = Vec::new();
         let mut cursor = None;
         loop {
             let params = PaginatedRequestParams::default().with_cursor(cursor);
-            let page =
-                conn.client
-                    .list_tools(Some(params))
-                    .await
-                    .map_err(|e| ToolsError::Failed {
-                        why: format!("`tools/list` failed: {}", service_error(&e)),
-                    })?;
+            let page = client
+                .list_tools(Some(params))
+                .await
+                .map_err(|e| ToolsError::Failed {
+                    why: format!("`tools/list` failed: {}", service_error(&e)),
+                })?;
             if conn.era == Era::Modern && page.result_type.is_none() {
                 return Err(ToolsError::NoResultType);
             }
@@ -476,42 +545,18 @@ impl Calls {
         exited(self.server.live().ok()?).await
     }
 
-    /// A call that failed among others (`why`), tried again alone, one retry at a time across
-    /// the run. Once a call tried alone got no answer in time, the server has shown that it
-    /// does not answer: a call that timed out among others is then reported as it failed,
-    /// rather than waiting `timeout_s` again (a server that hangs on every call would
-    /// otherwise cost that for each call in turn).
-    async fn again(
-        &self,
-        why: Crowded,
-        attempt: impl Future<Output = (Result<Answer, NoAnswer>, Option<Crowded>)>,
-    ) -> Result<Answer, NoAnswer> {
-        let _alone = self.retrying.lock().await;
-        if why == Crowded::TimedOut && self.silent.load(Ordering::SeqCst) {
-            self.retries.not_retried();
-            return Ok(Answer::HungNotRetried(
-                self.manifest.runtime.limits.timeout_s,
-            ));
-        }
-        let (answer, failed) = attempt.await;
-        self.retries.record(why, failed.is_none());
-        answer.map(|answer| match answer {
-            Answer::Hung(limit) => {
-                self.silent.store(true, Ordering::SeqCst);
-                Answer::HungAlone(limit)
-            }
-            other => other,
-        })
-    }
-
     /// One call of example `index` (its `run`-th), entered on the upstreams, as it ended, and
     /// how it failed when the crowd may be the cause (no answer in time, no connection), so
     /// that alone it could go through. Nothing to judge when the call's upstream requests went
     /// wrong on the harness's side (no recording, the real service unreachable while
     /// recording).
-    async fn call_once(&self, index: usize, run: u32) -> (CallEnd, Option<Crowded>) {
+    async fn call_once(&self, index: usize, run: u32) -> (CallEnd, Option<Crowded>, bool) {
         let Some(example) = self.manifest.examples.get(index) else {
-            return (CallEnd::without(run, NoAnswer::NoExample(index)), None);
+            return (
+                CallEnd::without(run, NoAnswer::NoExample(index)),
+                None,
+                false,
+            );
         };
         let entered = match &self.upstreams {
             Some(upstreams) => {
@@ -522,13 +567,17 @@ impl Calls {
             None => None,
         };
         let sent = Instant::now();
-        let (answer, failed) = self.send(&example.input).await;
+        let Sent {
+            answer,
+            crowded,
+            first,
+        } = self.send(&example.input).await;
         let took = sent.elapsed();
         let answer = match &entered {
             Some(entered) => entered.reply(answer).map_err(NoAnswer::Trouble),
             None => Ok(answer),
         };
-        let failed = failed.filter(|_| answer.is_ok());
+        let crowded = crowded.filter(|_| answer.is_ok());
         let end = CallEnd {
             run,
             answer,
@@ -536,51 +585,58 @@ impl Calls {
             took,
             upstream: entered.as_ref().map(Entered::used).unwrap_or_default(),
         };
-        (end, failed)
+        (end, crowded, first)
     }
 
-    /// One `tools/call` with `input` as its arguments.
-    async fn send(&self, input: &Value) -> (Answer, Option<Crowded>) {
-        let (live, process) = match (self.conn(), self.server.live()) {
-            (Ok(live), Ok(server)) => (live, server.process.as_ref()),
-            (Err(why), _) | (_, Err(why)) => return (Answer::Unreachable(why.to_string()), None),
+    /// One `tools/call` with `input` as its arguments; a server the run started that died
+    /// before it is started again first. A call that loses its connection to a server that
+    /// then exits is a crash, with the server's exit status and what it wrote meanwhile.
+    async fn send(&self, input: &Value) -> Sent {
+        let gone = |answer| Sent {
+            answer,
+            crowded: None,
+            first: false,
         };
-        if let Some(status) = process.and_then(|s| s.exit_status()) {
-            return (
-                Answer::Unreachable(format!("the server exited earlier in the run ({status})")),
-                None,
-            );
+        let (conn, server) = match (self.conn(), self.server.live()) {
+            (Ok(conn), Ok(server)) => (conn, server),
+            (Err(why), _) | (_, Err(why)) => return gone(Answer::Unreachable(why.to_string())),
+        };
+        if let Some(status) = server.process().and_then(|p| p.exit_status())
+            && let Err(why) = self.server.revive(self.slot, server.generation()).await
+        {
+            return gone(Answer::Unreachable(format!(
+                "the server exited earlier in the run ({status}), and {why}"
+            )));
         }
         let arguments = match input {
             Value::Object(map) => map.clone(),
             other => {
-                return (
-                    Answer::Unreachable(format!(
-                        "the call was not sent: the input is {}, but MCP arguments are an object",
-                        holon_core::message::type_of(other)
-                    )),
-                    None,
-                );
+                return gone(Answer::Unreachable(format!(
+                    "the call was not sent: the input is {}, but MCP arguments are an object",
+                    holon_core::message::type_of(other)
+                )));
             }
+        };
+        let client = match self.server.client(self.slot).await {
+            Ok(client) => client,
+            Err(why) => return gone(Answer::Unreachable(why.to_string())),
         };
         let limit = self.manifest.runtime.limits.timeout() + CALL_GRACE;
         let mut params = CallToolRequestParams::new(self.manifest.runtime.tool.clone())
             .with_arguments(arguments);
         // File handles reach the server as signed links in `_meta`, as the gateway sends them.
-        match live.files.meta_for(input) {
+        match conn.files.meta_for(input) {
             Ok(Some(meta)) => params.meta = Some(rmcp::model::RequestMetaObject::from(meta)),
             Ok(None) => {}
-            Err(e) => {
-                return (
-                    Answer::Unreachable(format!("the call was not sent: {e}")),
-                    None,
-                );
-            }
+            Err(e) => return gone(Answer::Unreachable(format!("the call was not sent: {e}"))),
         }
+        let process = server.process();
+        let mark = process.as_ref().map(|p| p.output.mark());
+        let first = server.serve() == 0;
         // `timeout_s` counts from when the call is sent. A call given up on is dropped, and
         // rmcp cancels a dropped call with `notifications/cancelled`, as MCP specifies.
         let sent = Instant::now();
-        let called = tokio::time::timeout(limit, live.client.call_tool(params)).await;
+        let called = tokio::time::timeout(limit, client.call_tool(params)).await;
         let late = sent.elapsed() > self.manifest.runtime.limits.timeout();
         if let Ok(Ok(_) | Err(ServiceError::McpError(_))) = &called {
             self.answered.store(true, Ordering::SeqCst);
@@ -590,11 +646,11 @@ impl Calls {
                 Answer::Hung(self.manifest.runtime.limits.timeout_s),
                 Some(Crowded::TimedOut),
             ),
-            Ok(Ok(result)) => (from_result(live.era, result), None),
+            Ok(Ok(result)) => (from_result(conn.era, result), None),
             Ok(Err(ServiceError::McpError(e))) => (
                 Answer::RpcError {
                     code: e.code.0,
-                    message: rpc_message(live.era, &e),
+                    message: rpc_message(conn.era, &e),
                 },
                 None,
             ),
@@ -606,9 +662,15 @@ impl Calls {
                 }
                 None => {
                     let what = format!("the call failed: {}", service_error(&e));
-                    match self.exited().await {
-                        Some(status) => (Answer::Unreachable(exited_message(status, &what)), None),
-                        None => (Answer::Unreachable(what), Some(Crowded::Refused)),
+                    match (self.exited().await, &process, mark) {
+                        (Some(status), Some(process), Some(mark)) => (
+                            Answer::Crashed(crash(status, input, &process.output, mark)),
+                            Some(Crowded::Died),
+                        ),
+                        (Some(status), _, _) => {
+                            (Answer::Unreachable(exited_message(status, &what)), None)
+                        }
+                        (None, _, _) => (Answer::Unreachable(what), Some(Crowded::Refused)),
                     }
                 }
             },
@@ -616,14 +678,19 @@ impl Calls {
         // An answer that came in the grace, past `timeout_s`, is one the gateway would have
         // stopped the call before: a `timeout` (unless it says so itself, or is no answer).
         let stopped = matches!(answer.status(self.manifest.gateway()), Status::Timeout)
-            || matches!(answer, Answer::Unreachable(_));
+            || matches!(answer, Answer::Unreachable(_) | Answer::Crashed(_));
         if late && !stopped {
-            return (
-                Answer::Hung(self.manifest.runtime.limits.timeout_s),
-                Some(Crowded::TimedOut),
-            );
+            return Sent {
+                answer: Answer::Hung(self.manifest.runtime.limits.timeout_s),
+                crowded: Some(Crowded::TimedOut),
+                first,
+            };
         }
-        (answer, crowded)
+        Sent {
+            answer,
+            crowded,
+            first,
+        }
     }
 }
 

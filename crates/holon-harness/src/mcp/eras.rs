@@ -40,6 +40,9 @@ pub(crate) struct Spoken {
     /// The MCP client, opened in the era: every request it sends is of that era (in
     /// 2026-07-28, with the `_meta` envelope and the headers).
     pub(crate) client: Client,
+    /// Whether its opening carried the 2026-07-28 envelope (an `initialize` to a server that
+    /// speaks 2026-07-28 too): a client opened again opens the same way.
+    pub(crate) enveloped: bool,
 }
 
 /// What a server did with a request that opens an era.
@@ -123,7 +126,7 @@ pub(crate) struct Target<'a> {
     /// The MCP endpoint.
     pub(crate) url: &'a str,
     /// Makes the client every request of one opening goes through.
-    pub(crate) http: &'a dyn Fn() -> Result<reqwest::Client, ServerError>,
+    pub(crate) http: &'a (dyn Fn() -> Result<reqwest::Client, ServerError> + Sync),
 }
 
 /// Opens a conversation in `era` with the server at `target`, within `limit`: `server/discover`
@@ -134,10 +137,40 @@ pub(crate) fn open(era: Era, target: &Target<'_>, enveloped: bool, limit: Durati
         Ok(runtime) => runtime,
         Err(e) => return Opened::Denied(format!("could not be spoken to: no runtime: {e}")),
     };
-    let http = match (target.http)() {
-        Ok(http) => http,
-        Err(e) => return Opened::Denied(format!("could not be spoken to: {e}")),
-    };
+    match runtime.block_on(connect(era, target, enveloped, limit)) {
+        Ok(client) => speaks(era, runtime, client, enveloped),
+        Err(opened) => opened,
+    }
+}
+
+/// [`open`] on the runtime that awaits it, for a server started again during the run: the
+/// client, or why it could not be had, as a predicate of "the server".
+pub(crate) async fn reopen(
+    era: Era,
+    target: &Target<'_>,
+    enveloped: bool,
+    limit: Duration,
+) -> Result<Client, EraFailure> {
+    connect(era, target, enveloped, limit)
+        .await
+        .map_err(|opened| {
+            EraFailure(match opened {
+                Opened::Speaks(_) => String::new(),
+                Opened::Silent(why) | Opened::Denied(why) => why,
+                Opened::Refused(why) | Opened::Broken(why) => why.said(),
+            })
+        })
+}
+
+/// The opening itself, on the runtime that awaits it (the client's tasks are spawned there).
+async fn connect(
+    era: Era,
+    target: &Target<'_>,
+    enveloped: bool,
+    limit: Duration,
+) -> Result<Client, Opened> {
+    let http =
+        (target.http)().map_err(|e| Opened::Denied(format!("could not be spoken to: {e}")))?;
     // The harness bounds the calls in flight itself (`--concurrency`, where a fault call whose
     // answer the proxy holds back gives its place to the next); rmcp's own bound (16 POSTs
     // awaiting a JSON answer) would hold the rest back while their `timeout_s` runs.
@@ -150,21 +183,18 @@ pub(crate) fn open(era: Era, target: &Target<'_>, enveloped: bool, limit: Durati
         );
     }
     let info = client_info(era, enveloped);
-    let opened = runtime.block_on(async {
-        let transport = StreamableHttpClientTransport::with_client(http, config);
-        let served = match era {
-            Era::Modern => info.serve_with_lifecycle(
-                transport,
-                ClientLifecycleMode::Discover {
-                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-                },
-            ),
-            Era::Legacy => info.serve_with_lifecycle(transport, ClientLifecycleMode::Initialize),
-        };
-        tokio::time::timeout(limit, served).await
-    });
-    match opened {
-        Err(_) => Opened::Silent(format!(
+    let transport = StreamableHttpClientTransport::with_client(http, config);
+    let served = match era {
+        Era::Modern => info.serve_with_lifecycle(
+            transport,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        ),
+        Era::Legacy => info.serve_with_lifecycle(transport, ClientLifecycleMode::Initialize),
+    };
+    match tokio::time::timeout(limit, served).await {
+        Err(_) => Err(Opened::Silent(format!(
             "took the connection but gave no answer to {}{}",
             opening(era),
             match era {
@@ -175,9 +205,9 @@ pub(crate) fn open(era: Era, target: &Target<'_>, enveloped: bool, limit: Durati
                 ),
                 Era::Legacy => String::new(),
             }
-        )),
-        Ok(Err(error)) => refusal(era, &error),
-        Ok(Ok(client)) => speaks(era, runtime, client),
+        ))),
+        Ok(Err(error)) => Err(refusal(era, &error)),
+        Ok(Ok(client)) => Ok(client),
     }
 }
 
@@ -203,7 +233,7 @@ fn client_info(era: Era, enveloped: bool) -> ClientConfig {
 
 /// A client that opened: it speaks the era, unless `initialize` named a version that has no
 /// `initialize`.
-fn speaks(era: Era, runtime: tokio::runtime::Runtime, client: Client) -> Opened {
+fn speaks(era: Era, runtime: tokio::runtime::Runtime, client: Client, enveloped: bool) -> Opened {
     let negotiated = client.peer_info().map(|info| info.protocol_version.clone());
     match negotiated {
         Some(version) if Era::of_version(version.as_str()) != era => Opened::Broken(Failure::new(
@@ -213,7 +243,11 @@ fn speaks(era: Era, runtime: tokio::runtime::Runtime, client: Client) -> Opened 
                 era.version()
             ),
         )),
-        _ => Opened::Speaks(Box::new(Spoken { runtime, client })),
+        _ => Opened::Speaks(Box::new(Spoken {
+            runtime,
+            client,
+            enveloped,
+        })),
     }
 }
 

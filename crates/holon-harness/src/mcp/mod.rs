@@ -7,6 +7,7 @@
 //! `tools/list` held to the manifest (`tools`), and the pass in one era as a `Caller` with its
 //! own trials (`pass`).
 
+mod alone;
 mod calls;
 mod eras;
 mod pass;

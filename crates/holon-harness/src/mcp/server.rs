@@ -1,15 +1,17 @@
 //! The MCP pass's server: started on a free port (a binary or any command) or already running at
 //! an address, opened by the first trial that asks for it in the eras the run tests (`eras`),
-//! asked in each which manifest it serves when it was already running, and stopped at the end
-//! of the run.
+//! asked in each which manifest it serves when it was already running, started again when it
+//! died or stopped answering (each era's client opened again on its own runtime when next
+//! used), and stopped at the end of the run.
 
 use std::cell::RefCell;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use super::eras::{self, Client, Found, OPENING, Opened, Spoken, Target};
 use crate::era::{Era, Protocol};
-use crate::error::{RemoteError, ServerError};
+use crate::error::{RemoteError, ReviveError, ServerError};
 use crate::files::FileServer;
 use crate::process::{Readiness, ServerProcess, ServerSpec};
 use crate::remote::Remote;
@@ -33,12 +35,22 @@ pub(crate) struct Server {
     /// The server's variables, beside `PORT` and `HOST`.
     env: Vec<(String, String)>,
     state: OnceLock<Result<Live, ServerError>>,
+    /// Calls in flight together hold it to read, a call made alone to write: alone means no
+    /// other call of the run on the server, in either era, while it runs.
+    turns: tokio::sync::RwLock<()>,
 }
 
 /// A server that answered: the process the pass started, and the eras it is tested in.
 pub(crate) struct Live {
-    /// The process the pass started; none for a server already running.
-    pub(crate) process: Option<Arc<ServerProcess>>,
+    /// The process the pass started, the one running now when it was started again; none for a
+    /// server already running.
+    process: Mutex<Option<Arc<ServerProcess>>>,
+    /// How many times the process was started again.
+    generation: AtomicU64,
+    /// The calls sent to the process running now.
+    served: AtomicU64,
+    /// Held while the server is started again: one start at a time.
+    reviving: tokio::sync::Mutex<()>,
     /// The eras it is tested in, newest first: each one's connection, or why its answers in
     /// that era are wrong.
     eras: Vec<(Era, Result<Conn, ServerError>)>,
@@ -46,11 +58,34 @@ pub(crate) struct Live {
     said: String,
 }
 
+impl Live {
+    /// The process running now; none for a server already running.
+    pub(crate) fn process(&self) -> Option<Arc<ServerProcess>> {
+        self.process.lock().ok().and_then(|p| p.clone())
+    }
+
+    /// How many times the process was started again: a call made on one generation and failed
+    /// finds the server started again for it when this moved on.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// Counts a call sent to the process running now, and says how many it was sent before.
+    pub(crate) fn serve(&self) -> u64 {
+        self.served.fetch_add(1, Ordering::SeqCst)
+    }
+}
+
 /// The server in one era: the client the run keeps, and what it needs beside it.
 pub(crate) struct Conn {
     /// The runtime the client's tasks run on: the flight's thread drives it.
     pub(crate) runtime: tokio::runtime::Runtime,
-    pub(crate) client: Client,
+    /// The client, opened again (on this runtime) after the server was started again.
+    client: Mutex<Arc<Client>>,
+    /// The generation of the server the client was opened on.
+    opened: AtomicU64,
+    /// Whether the client's opening carried the 2026-07-28 envelope.
+    enveloped: bool,
     /// The signed-link file server of this era's calls, on its runtime.
     pub(crate) files: FileServer,
     /// Which era this connection speaks: what its calls' results are held to.
@@ -58,6 +93,17 @@ pub(crate) struct Conn {
     /// For a server already running: whether it announces the manifest under test (false when
     /// it announces none), an error when it serves another; true for a server the pass started.
     identity: Result<bool, ServerError>,
+}
+
+impl Conn {
+    /// The client as opened last.
+    pub(crate) fn client(&self) -> Arc<Client> {
+        // A client is swapped whole: a panic while the lock was held left it as it was.
+        self.client
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
 }
 
 impl Server {
@@ -76,7 +122,19 @@ impl Server {
             protocol,
             env,
             state: OnceLock::new(),
+            turns: tokio::sync::RwLock::new(()),
         }
+    }
+
+    /// A turn for a call in flight with others: it waits while a call is made alone.
+    pub(crate) async fn crowd(&self) -> tokio::sync::RwLockReadGuard<'_, ()> {
+        self.turns.read().await
+    }
+
+    /// A turn for a call made alone: it waits for the calls in flight, in either era, and
+    /// holds the others back until it ends.
+    pub(crate) async fn alone(&self) -> tokio::sync::RwLockWriteGuard<'_, ()> {
+        self.turns.write().await
     }
 
     /// Whether the server was already running (`--url`, `HOLON_SERVER_URL`): none started.
@@ -150,7 +208,10 @@ impl Server {
             conns.push((era, conn));
         }
         Ok(Live {
-            process,
+            process: Mutex::new(process),
+            generation: AtomicU64::new(0),
+            served: AtomicU64::new(0),
+            reviving: tokio::sync::Mutex::new(()),
             eras: conns,
             said: found.said,
         })
@@ -181,7 +242,9 @@ impl Server {
         };
         Ok(Conn {
             runtime: spoken.runtime,
-            client: spoken.client,
+            client: Mutex::new(Arc::new(spoken.client)),
+            opened: AtomicU64::new(0),
+            enveloped: spoken.enveloped,
             files,
             era,
             identity,
@@ -229,6 +292,40 @@ impl Server {
     ) -> Result<(Found, Arc<ServerProcess>), ServerError> {
         http_client()?;
         let http = http_client;
+        let (process, answered) = self.start_process(spec, first)?;
+        let url = format!("http://127.0.0.1:{}/mcp", process.port);
+        let target = Target {
+            url: &url,
+            http: &http,
+        };
+        let answered = match answered {
+            Some(opened) => opened,
+            None => eras::open(first, &target, false, OPENING),
+        };
+        let found = eras::settle(self.protocol, answered, |era, enveloped| {
+            eras::open(era, &target, enveloped, OPENING)
+        });
+        match found {
+            Ok(found) => Ok((found, process)),
+            Err(what) => {
+                process.stop();
+                Err(ServerError::Eras(format!(
+                    "the server {what}\n--- server output ({}) ---\n{}",
+                    spec.describe(),
+                    process.output.tail()
+                )))
+            }
+        }
+    }
+
+    /// The server's process, started on a free port and ready once it answers the opening of
+    /// `first` in any way; what it answered, when the try that saw it ready was on its port.
+    fn start_process(
+        &self,
+        spec: &ServerSpec,
+        first: Era,
+    ) -> Result<(Arc<ServerProcess>, Option<Opened>), ServerError> {
+        let http = http_client;
         let dir = self.manifest.dir();
         // The client that saw the server answer is the one the run keeps: a second client
         // would open a second connection, which a server may refuse.
@@ -260,29 +357,95 @@ impl Server {
         )
         .map_err(ServerError::Start)?;
         let process = Arc::new(process);
-        let url = format!("http://127.0.0.1:{}/mcp", process.port);
+        let answered = match answered.into_inner() {
+            Some((port, opened)) if port == process.port => Some(opened),
+            _ => None,
+        };
+        Ok((process, answered))
+    }
+
+    /// Starts the server again, when it is still the one that was running at `seen` (another
+    /// call may have started it again already): the old process stopped with what it started,
+    /// a new one on a free port. On the runtime of the era in `slot`, whose client is then
+    /// opened again there; the other era's is opened again when next used. `Err` with why,
+    /// as a clause ("the server could not be started again: ..."), for a server already
+    /// running, a run that is stopping, or a start that failed.
+    pub(crate) async fn revive(&self, slot: usize, seen: u64) -> Result<(), ReviveError> {
+        let live = self.live()?;
+        let ServerAt::Start(spec) = &self.at else {
+            return Err(ReviveError::Running);
+        };
+        let _one = live.reviving.lock().await;
+        if crate::process::stopping() {
+            return Err(ReviveError::Stopping);
+        }
+        if live.generation() == seen {
+            let old = live.process();
+            let first = live.eras.first().map_or(Era::Modern, |(era, _)| *era);
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let (me, spec) = (self.clone_for_restart(), spec.clone());
+            // Started on a thread of its own: the start polls the server from runtimes of its
+            // own, which cannot run inside this one.
+            let spawned = std::thread::Builder::new()
+                .name("holon-restart".into())
+                .spawn(move || {
+                    if let Some(old) = old {
+                        old.hangs();
+                        old.stop();
+                    }
+                    let _ = tx.send(me.start_process(&spec, first).map(|(p, _)| p));
+                });
+            spawned.map_err(|e| ReviveError::Thread(e.to_string()))?;
+            let process = rx
+                .await
+                .map_err(|_| ReviveError::Thread("it ended before it said".into()))?
+                .map_err(ReviveError::Start)?;
+            if let Ok(mut current) = live.process.lock() {
+                *current = Some(process);
+            }
+            live.served.store(0, Ordering::SeqCst);
+            live.generation.fetch_add(1, Ordering::SeqCst);
+        }
+        self.client(slot).await.map(|_| ())
+    }
+
+    /// What starting the process again needs of this server, apart from its state.
+    fn clone_for_restart(&self) -> Server {
+        Server::new(
+            self.manifest.clone(),
+            self.at.clone(),
+            self.startup,
+            self.protocol,
+            self.env.clone(),
+        )
+    }
+
+    /// The client of the era in `slot`, opened again on this runtime when the server was
+    /// started again since it was opened.
+    pub(crate) async fn client(&self, slot: usize) -> Result<Arc<Client>, ReviveError> {
+        let conn = self.conn(slot)?;
+        let live = self.live()?;
+        let generation = live.generation();
+        if conn.opened.load(Ordering::SeqCst) == generation {
+            return Ok(conn.client());
+        }
+        let port = (live.process().map(|p| p.port)).ok_or(ReviveError::Running)?;
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        let http = http_client;
         let target = Target {
             url: &url,
             http: &http,
         };
-        let answered = match answered.into_inner() {
-            Some((port, opened)) if port == process.port => opened,
-            _ => eras::open(first, &target, false, OPENING),
-        };
-        let found = eras::settle(self.protocol, answered, |era, enveloped| {
-            eras::open(era, &target, enveloped, OPENING)
-        });
-        match found {
-            Ok(found) => Ok((found, process)),
-            Err(what) => {
-                process.stop();
-                Err(ServerError::Eras(format!(
-                    "the server {what}\n--- server output ({}) ---\n{}",
-                    spec.describe(),
-                    process.output.tail()
-                )))
-            }
-        }
+        let client = eras::reopen(conn.era, &target, conn.enveloped, OPENING)
+            .await
+            .map_err(ReviveError::Reopen)?;
+        let client = Arc::new(client);
+        *conn
+            .client
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = client.clone();
+        conn.opened.store(generation, Ordering::SeqCst);
+        Ok(client)
     }
 
     /// Reaches the server before the trials run: whether it serves the manifest under test
@@ -315,7 +478,7 @@ impl Server {
     /// in time); its output's last lines, for the report of a failed run.
     pub(crate) fn stop(&self, hangs: bool) -> Option<String> {
         let live = self.state.get()?.as_ref().ok()?;
-        let process = live.process.as_ref()?;
+        let process = live.process()?;
         if hangs {
             process.hangs();
         }
@@ -331,7 +494,7 @@ const EXIT_SHOWS: Duration = Duration::from_millis(500);
 /// before the process can be reaped, and the message should name the cause rather than the
 /// client's error. Waited for off the flight's runtime, which must not block.
 pub(crate) async fn exited(live: &Live) -> Option<std::process::ExitStatus> {
-    let process = live.process.clone()?;
+    let process = live.process()?;
     tokio::task::spawn_blocking(move || process.wait_exit(EXIT_SHOWS))
         .await
         .ok()

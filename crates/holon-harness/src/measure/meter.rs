@@ -3,6 +3,7 @@
 //! report is printed and `--min-success-rate` judged. What it prints or writes is scrubbed of
 //! the run's secrets, as every other output of the run is.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,6 +16,7 @@ use holon_core::config::TokenPrice;
 use holon_core::gateway::Pass;
 use holon_core::manifest::Manifest;
 use holon_core::secrets::Secrets;
+use holon_upstream::{Purpose, Spend, Upstreams};
 
 /// The meter of one run.
 pub(crate) struct Meter {
@@ -32,6 +34,8 @@ pub(crate) struct Meter {
     receipts: Option<Receipts>,
     /// The values of the run's secrets, which the report and the receipts never hold.
     secrets: Secrets,
+    /// The run's upstreams, whose ledger counts the measured calls' requests.
+    upstreams: Option<Arc<Upstreams>>,
     /// Set by a signal: no call is counted from then on.
     frozen: AtomicBool,
 }
@@ -54,6 +58,8 @@ pub(crate) struct Setup {
     pub receipts: Option<Receipts>,
     /// The values of the run's secrets, scrubbed out of the report and the receipts.
     pub secrets: Secrets,
+    /// The run's upstreams, whose ledger counts the measured calls' requests.
+    pub upstreams: Option<Arc<Upstreams>>,
 }
 
 impl Meter {
@@ -69,6 +75,7 @@ impl Meter {
             prices: setup.prices,
             receipts: setup.receipts,
             secrets: setup.secrets,
+            upstreams: setup.upstreams,
             frozen: AtomicBool::new(false),
         }
     }
@@ -92,10 +99,12 @@ impl Meter {
         }
     }
 
-    fn context(&self) -> Context<'_> {
+    fn context<'a>(&'a self, spend: Option<&'a BTreeMap<String, Spend>>) -> Context<'a> {
         Context {
             manifest: &self.manifest,
             prices: &self.prices,
+            spend,
+            purpose: Purpose::Examples(self.pass),
         }
     }
 
@@ -114,7 +123,8 @@ impl Meter {
         } else {
             self.head.clone()
         };
-        let mut report = tally.report(&self.context(), &head);
+        let spend = self.upstreams.as_ref().map(|u| u.spend(false));
+        let mut report = tally.report(&self.context(spend.as_ref()), &head);
         for line in &self.left_out {
             report.push_str(&format!("measure: not run (`--max-calls`): {line}\n"));
         }
@@ -139,7 +149,7 @@ impl Meter {
     /// why not, naming the examples that pulled it down.
     pub(crate) fn below(&self, min: f64) -> Option<String> {
         let tally = self.tally.lock().ok()?;
-        let (rate, low) = tally.below(&self.context(), min);
+        let (rate, low) = tally.below(&self.context(None), min);
         let wanted = format!("`--min-success-rate {min}` ({})", percent(min));
         match rate {
             Some(rate) if rate >= min => None,
@@ -156,6 +166,26 @@ impl Meter {
                 }
                 Some(self.secrets.scrub(&why).into_owned())
             }
+            None => Some(format!(
+                "{wanted}: no call counted toward the success rate (each ended in a declared failure, or was not judged), so it was not measured"
+            )),
+        }
+    }
+
+    /// `--min-strict-success-rate`'s verdict: `None` when the strict rate (declared failures
+    /// that come and go for one input counted as failures) is at least `min`, or is the
+    /// gateway's rate (nothing comes and goes) and that is; else why not.
+    pub(crate) fn below_strict(&self, min: f64) -> Option<String> {
+        let tally = self.tally.lock().ok()?;
+        let wanted = format!("`--min-strict-success-rate {min}` ({})", percent(min));
+        let (rate, _) = tally.below(&self.context(None), min);
+        let strict = tally.strict_rate(&self.context(None)).or(rate);
+        match strict {
+            Some(rate) if rate >= min => None,
+            Some(rate) => Some(format!(
+                "the strict success rate {} (the declared failures that come and go for one input counted as failures) is below {wanted}",
+                percent(rate)
+            )),
             None => Some(format!(
                 "{wanted}: no call counted toward the success rate (each ended in a declared failure, or was not judged), so it was not measured"
             )),

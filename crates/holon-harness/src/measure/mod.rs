@@ -19,3 +19,4 @@ pub(crate) use ended::{CallEnd, counted};
 pub(crate) use meter::{Meter, Setup};
 pub(crate) use plan::{Asked, Plan};
 pub(crate) use receipts::Receipts;
+pub(crate) use tally::run_spend;

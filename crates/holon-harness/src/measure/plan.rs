@@ -19,6 +19,8 @@ pub(crate) struct Plan {
     mcp: Vec<u32>,
     /// Cases for each explore trial, once the budget is dealt.
     pub explore_cases: u32,
+    /// How many explore trials run.
+    pub explore_trials: u32,
     /// What the budget left out, a line each.
     pub left_out: Vec<String>,
 }
@@ -40,6 +42,25 @@ pub(crate) struct Asked<'a> {
 }
 
 impl Plan {
+    /// The note a live or record run (`mode`) starts with when explore runs: each of its calls
+    /// may call the real upstreams, which are paid for.
+    pub(crate) fn explore_spends(&self, mode: Mode) -> Option<String> {
+        let (cases, trials) = (self.explore_cases, self.explore_trials);
+        if mode == Mode::Replay || cases == 0 || trials == 0 {
+            return None;
+        }
+        let calls = u64::from(cases) * u64::from(trials);
+        let each = if trials == 1 {
+            String::new()
+        } else {
+            format!(" ({cases} cases on each of {trials} passes)")
+        };
+        Some(format!(
+            "note: explore makes {calls} calls to the agent{each}, each of which may call the real upstreams (`--upstream {}`), which are paid for: `--explore-cases N` sets how many a pass makes (0: none), `--max-calls N` bounds the whole run",
+            mode.name()
+        ))
+    }
+
     /// The plan of a run asked `asked`.
     pub(crate) fn new(asked: &Asked<'_>) -> Plan {
         let n = asked.names.len();
@@ -56,6 +77,7 @@ impl Plan {
             function: vec![0; n],
             mcp: vec![0; n],
             explore_cases: asked.explore.0,
+            explore_trials: asked.explore.1,
             left_out: Vec::new(),
         };
         let mut budget = Budget {

@@ -12,7 +12,7 @@ use super::stats::{percentile, wilson};
 use holon_core::config::TokenPrice;
 use holon_core::gateway::Status;
 use holon_core::manifest::{ChargeOn, Manifest};
-use holon_upstream::Used;
+use holon_upstream::{Count, Purpose, Spend};
 
 /// The platform's share of what a billed call pays.
 pub(crate) const FEE: f64 = 0.10;
@@ -36,7 +36,6 @@ struct Seen {
     not_judged: Option<String>,
     took: Duration,
     billed: bool,
-    upstream: Vec<Used>,
 }
 
 /// The measured calls, by example.
@@ -51,6 +50,10 @@ pub(crate) struct Context<'a> {
     pub manifest: &'a Manifest,
     /// Each upstream declared, with its price when one is.
     pub prices: &'a [(String, Option<TokenPrice>)],
+    /// What each upstream's requests came to, late answers included; `None` with no upstream.
+    pub spend: Option<&'a BTreeMap<String, Spend>>,
+    /// What the measured calls' requests were made for.
+    pub purpose: Purpose,
 }
 
 /// The figures of some calls.
@@ -100,6 +103,16 @@ impl Figures {
     /// Successes over the counted calls; `None` when none counts.
     fn rate(&self) -> Option<f64> {
         (self.counted() > 0).then(|| self.success as f64 / self.counted() as f64)
+    }
+
+    /// The declared failures that come and go: by code, for an example whose input also
+    /// succeeded (these figures being one example's calls), since the same input that
+    /// succeeds cannot be what the failure is the doing of.
+    fn wavering(&self) -> BTreeMap<String, u64> {
+        if self.success == 0 {
+            return BTreeMap::new();
+        }
+        self.declared.clone()
     }
 
     /// `success 18, timeout 1, upstream_unavailable 1 (declared)`.
@@ -166,7 +179,6 @@ impl Tally {
             }),
             status,
             took: end.took,
-            upstream: end.upstream.clone(),
         };
         if let Some(calls) = self.examples.get_mut(index) {
             calls.push(seen);
@@ -211,6 +223,7 @@ impl Tally {
             plural(all.calls),
             all.rate_words(true)
         ));
+        let strict = self.strict(cx);
         if all.counted() > 0 {
             out.push_str(&format!(
                 ": {} of the {} calls that were not declared failures",
@@ -220,6 +233,9 @@ impl Tally {
         }
         out.push('\n');
         out.push_str(&format!("measure: {}\n", totals(&all)));
+        if let Some(strict) = &strict {
+            out.push_str(&strict.lines());
+        }
         if let Some(latency) = all.latency() {
             let limit = m.runtime.limits.timeout();
             let past = all.took.iter().filter(|t| **t > limit).count();
@@ -234,68 +250,60 @@ impl Tally {
     }
 
     /// Each upstream's line, and the total spend when every answer's tokens are known and
-    /// priced.
+    /// priced: the measured calls' requests, as the ledger counted them (an answer that came
+    /// after its call ended included: it is paid for all the same).
     fn upstream_spend(&self, cx: &Context<'_>) -> (Vec<String>, Option<f64>) {
         let currency = &cx.manifest.pricing.currency;
         let mut lines = Vec::new();
         let mut total = Some(0.0);
         for (name, price) in cx.prices {
-            let used: Vec<&Used> = (self.examples.iter().flatten())
-                .flat_map(|s| s.upstream.iter())
-                .filter(|u| u.upstream == *name)
-                .collect();
-            let answered: Vec<&&Used> = used.iter().filter(|u| u.status.is_some()).collect();
-            let known: Vec<&&&Used> = answered.iter().filter(|u| u.tokens.known()).collect();
-            let input: u64 = known.iter().filter_map(|u| u.tokens.input).sum();
-            let output: u64 = known.iter().filter_map(|u| u.tokens.output).sum();
-            let unknown = answered.len() - known.len();
-            let unanswered = used.len() - answered.len();
-            let mut line = format!(
-                "measure: upstream `{name}`: {} request{}, {} answered",
-                used.len(),
-                plural(used.len() as u64),
-                answered.len()
-            );
-            if !known.is_empty() {
-                line.push_str(&format!(
-                    ", {} input and {} output tokens",
-                    thousands(input),
-                    thousands(output)
-                ));
-            }
-            match price {
-                Some(p) => {
-                    let cost = p.cost(input, output);
-                    line.push_str(&format!(
-                        " at {} and {} {currency} a million: {}{} {currency}",
-                        money(p.input_per_million),
-                        money(p.output_per_million),
-                        if unknown > 0 { "at least " } else { "" },
-                        money(cost)
-                    ));
-                    total = total.filter(|_| unknown == 0).map(|t| t + cost);
-                }
-                None => {
-                    line.push_str(&format!(
-                        " (no `[upstreams.{name}.price]` in `holon-test.toml`: not priced)"
-                    ));
-                    total = None;
-                }
-            }
-            if unknown > 0 {
-                line.push_str(&format!(
-                    "; tokens unknown for {unknown} answer{} (a stream without usage: ask for it, e.g. `\"stream_options\": {{\"include_usage\": true}}` in an OpenAI chat completion)",
-                    plural(unknown as u64)
-                ));
-            }
-            if unanswered > 0 {
-                line.push_str(&format!(
-                    "; {unanswered} not answered before its call ended"
-                ));
-            }
-            lines.push(line);
+            let count = (cx.spend.and_then(|s| s.get(name)))
+                .and_then(|s| s.by.get(&cx.purpose))
+                .copied()
+                .unwrap_or_default();
+            let (line, cost) = spend_line(name, &count, *price, currency);
+            total = match cost {
+                Some(cost) => total.map(|t| t + cost),
+                None => None,
+            };
+            lines.push(format!("measure: {line}"));
         }
         (lines, total)
+    }
+
+    /// The declared failures that come and go for one input, with the rate that counts them
+    /// as failures; `None` when there are none.
+    fn strict(&self, cx: &Context<'_>) -> Option<Strict> {
+        let mut wavering = Vec::new();
+        let (mut success, mut counted) = (0, 0);
+        for (example, seen) in cx.manifest.examples.iter().zip(&self.examples) {
+            let f = Figures::of(seen.iter());
+            success += f.success;
+            counted += f.counted();
+            for (code, n) in f.wavering() {
+                counted += n;
+                wavering.push(format!(
+                    "`{}` {code} {n} of {} call{}, success {}",
+                    example.name,
+                    f.judged(),
+                    plural(f.judged()),
+                    f.success
+                ));
+            }
+        }
+        (!wavering.is_empty()).then_some(Strict {
+            wavering,
+            success,
+            counted,
+        })
+    }
+
+    /// The strict success rate (the declared failures that come and go for one input counted
+    /// as failures), when it differs from the gateway's; `None` when no declared failure comes
+    /// and goes, or no call counts.
+    pub(crate) fn strict_rate(&self, cx: &Context<'_>) -> Option<f64> {
+        let strict = self.strict(cx)?;
+        (strict.counted > 0).then(|| strict.success as f64 / strict.counted as f64)
     }
 
     /// The examples whose own rate is below `min`, lowest first, with what pulled each down;
@@ -327,6 +335,122 @@ impl Tally {
         low.sort_by(|a, b| a.0.total_cmp(&b.0));
         (all.rate(), low.into_iter().map(|(_, l)| l).collect())
     }
+}
+
+/// Declared failures that come and go for one input: the gateway counts them apart from the
+/// success rate, as the input's doing, but an input that also succeeds cannot be what they are
+/// the doing of; and the rate that counts them as failures.
+struct Strict {
+    /// Each example's, in words.
+    wavering: Vec<String>,
+    success: u64,
+    /// The calls the strict rate is measured on: those the gateway's is, and the wavering ones.
+    counted: u64,
+}
+
+impl Strict {
+    fn lines(&self) -> String {
+        let rate = self.success as f64 / self.counted.max(1) as f64;
+        let interval = wilson(self.success, self.counted)
+            .map(|(low, high)| format!(" ({} to {})", percent(low), percent(high)))
+            .unwrap_or_default();
+        format!(
+            "measure: declared failures that come and go for one input (it succeeded on other calls, so they are not the input's doing, though the gateway counts them apart): {}\nmeasure: strict success rate, counting them as failures: {}{interval}: {} of {} calls; gate on it with `--min-strict-success-rate R`\n",
+            self.wavering.join("; "),
+            percent(rate),
+            self.success,
+            self.counted
+        )
+    }
+}
+
+/// One upstream's requests in words: how many, answered (late ones counted), the tokens and
+/// what they cost at `price`; the cost, when every answer's tokens are known and priced.
+fn spend_line(
+    name: &str,
+    count: &Count,
+    price: Option<TokenPrice>,
+    currency: &str,
+) -> (String, Option<f64>) {
+    let mut line = format!(
+        "upstream `{name}`: {} request{}, {} answered",
+        count.requests,
+        plural(count.requests as u64),
+        count.answered
+    );
+    if count.late > 0 {
+        line.push_str(&format!(
+            " ({} after its call ended, paid all the same)",
+            count.late
+        ));
+    }
+    let known = count.answered - count.unknown;
+    if known > 0 {
+        line.push_str(&format!(
+            ", {} input and {} output tokens",
+            thousands(count.input),
+            thousands(count.output)
+        ));
+    }
+    let cost = match price {
+        Some(p) => {
+            let cost = p.cost(count.input, count.output);
+            line.push_str(&format!(
+                " at {} and {} {currency} a million: {}{} {currency}",
+                money(p.input_per_million),
+                money(p.output_per_million),
+                if count.unknown > 0 { "at least " } else { "" },
+                money(cost)
+            ));
+            (count.unknown == 0).then_some(cost)
+        }
+        None => {
+            line.push_str(&format!(
+                " (no `[upstreams.{name}.price]` in `holon-test.toml`: not priced)"
+            ));
+            None
+        }
+    };
+    if count.unknown > 0 {
+        line.push_str(&format!(
+            "; tokens unknown for {} answer{} (a stream without usage: ask for it, e.g. `\"stream_options\": {{\"include_usage\": true}}` in an OpenAI chat completion)",
+            count.unknown,
+            plural(count.unknown as u64)
+        ));
+    }
+    let unanswered = count.requests - count.answered;
+    if unanswered > 0 {
+        line.push_str(&format!("; {unanswered} never answered"));
+    }
+    (line, cost)
+}
+
+/// What the whole run's requests to the real services came to, an upstream a line, each with
+/// what the requests were for (nothing when none was made): a live or record run pays for
+/// them, explore's and the fault trials' beside the examples'.
+pub(crate) fn run_spend(
+    spend: &BTreeMap<String, Spend>,
+    prices: &[(String, Option<TokenPrice>)],
+    currency: &str,
+) -> String {
+    let mut out = String::new();
+    for (name, price) in prices {
+        let Some(upstream) = spend.get(name).filter(|s| s.total.requests > 0) else {
+            continue;
+        };
+        if out.is_empty() {
+            out.push_str("\nspend: every request the run made to the real upstreams\n");
+        }
+        let (line, _) = spend_line(name, &upstream.total, *price, currency);
+        let by: Vec<String> = (upstream.by.iter())
+            .map(|(purpose, count)| format!("{} {}", purpose.describe(), count.requests))
+            .collect();
+        out.push_str(&format!(
+            "spend:   {line}; by what they were for: {}\n",
+            by.join(", ")
+        ));
+    }
+    out
 }
 
 /// `success 38; declared failures 21 (empty_ticket 20, ...); invalid_output 0, ...`.
@@ -500,7 +624,6 @@ mod tests {
             status: Some(status),
             not_judged: None,
             took: Duration::from_millis(100),
-            upstream: Vec::new(),
         };
         let mut calls = Vec::new();
         calls.extend(std::iter::repeat_n(seen(Status::Success), 900));

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use super::format::{Body, Event, Exchange, Recording, Request, Response, Scope};
 use super::stream;
 use holon_core::check::{self, Problem, Report};
+use holon_core::ids::{self, Id};
 use holon_core::manifest::yaml::Loc;
 
 /// A recording file read back, with where it came from.
@@ -81,7 +82,7 @@ pub fn read_folder(dir: &Path, upstreams: &[String]) -> Folder {
                         &text,
                         vec![
                             Problem::new(
-                                "recording-duplicate",
+                                ids::RECORDING_DUPLICATE,
                                 "",
                                 Loc { line: 1, column: 1 },
                                 format!(
@@ -112,7 +113,7 @@ pub fn parse(text: &str, upstreams: &[String]) -> Result<Recording, Vec<Problem>
             column: e.column() as u64,
         };
         vec![Problem::new(
-            "recording-syntax",
+            ids::RECORDING_SYNTAX,
             "",
             loc,
             format!(
@@ -143,13 +144,13 @@ pub fn parse(text: &str, upstreams: &[String]) -> Result<Recording, Vec<Problem>
 
 /// The problems found, by pointer; located in the text afterwards.
 struct Parse {
-    found: Vec<(&'static str, String, String, Option<&'static str>)>,
+    found: Vec<(Id, String, String, Option<&'static str>)>,
 }
 
 impl Parse {
     fn problem(&mut self, at: &str, message: impl Into<String>) {
         self.found
-            .push(("recording-invalid", at.to_string(), message.into(), None));
+            .push((ids::RECORDING_INVALID, at.to_string(), message.into(), None));
     }
 
     /// The entries of an object, unknown keys refused.
@@ -252,7 +253,7 @@ impl Parse {
         let upstream = self.string(map.get("upstream"), &format!("{at}/upstream"))?;
         if !upstreams.contains(&upstream) {
             self.found.push((
-                "recording-upstream-unknown",
+                ids::RECORDING_UPSTREAM_UNKNOWN,
                 format!("{at}/upstream"),
                 format!("upstream `{upstream}` is not declared in `holon-test.toml`"),
                 Some("record again (`--upstream record`), or declare it"),
@@ -668,9 +669,9 @@ mod tests {
         assert_eq!(problems[0].pointer, "/exchanges/0/response/status");
         assert!(problems[0].loc.line > 1, "{problems:?}");
         let unknown = parse(&sample().to_text(), &["other".into()]).expect_err("refused");
-        assert_eq!(unknown[0].check, "recording-upstream-unknown");
+        assert_eq!(unknown[0].check.name(), "recording-upstream-unknown");
         let broken = parse("{\"example\": ", &["model".into()]).expect_err("refused");
-        assert_eq!(broken[0].check, "recording-syntax");
+        assert_eq!(broken[0].check.name(), "recording-syntax");
         let both = sample()
             .to_text()
             .replace("\"status\": 200,", "\"status\": 200, \"text\": \"x\",");
