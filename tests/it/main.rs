@@ -25,6 +25,7 @@ mod measure;
 mod properties;
 mod recording;
 mod remote;
+mod report;
 mod runtime;
 mod scaffold;
 mod supervision;

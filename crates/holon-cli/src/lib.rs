@@ -8,6 +8,7 @@
 //! `holon-test`) are each one call to [`main`]. Its items follow holon-kit's version and make no
 //! promise of their own.
 
+mod report;
 mod scaffold;
 
 use std::path::{Path, PathBuf};
@@ -110,6 +111,10 @@ struct Cli {
     /// each upstream request's status and tokens [or `HOLON_RECEIPTS`].
     #[arg(long, value_name = "PATH")]
     receipts: Option<PathBuf>,
+    /// Also write the run as one HTML page to look at: the trials and their diffs, explore,
+    /// the fault trials, the measurement drawn [or `HOLON_REPORT`].
+    #[arg(long, value_name = "PATH.html")]
+    report: Option<PathBuf>,
     /// Fail the run (exit 101) when the measured success rate is below R, 0 to 1; without it,
     /// every call must end in a success or a declared failure [or `HOLON_MIN_SUCCESS_RATE`].
     #[arg(long, value_name = "R", value_parser = command::parse_rate, allow_negative_numbers = true)]
@@ -147,6 +152,9 @@ enum Command {
     },
     /// Print a JSON Schema (2020-12) of `holon.yaml` itself, for editors.
     Schema,
+    /// Read saved receipts (`--receipts`; several files, the shards of a run, as one run) and
+    /// print their measurement, or with `--out` write the page `--report` writes.
+    Report(report::Report),
     /// Scaffold an agent that passes its own tests.
     New {
         /// The agent's name: the package, the manifest `name` and (snake_case) the tool.
@@ -241,6 +249,7 @@ pub fn main() -> ExitCode {
             format,
             against,
         }) => run_check(path.as_deref(), *format, against.as_deref()),
+        Some(Command::Report(report)) => report.run(find_manifest(report.manifest.as_deref())),
         Some(Command::Schema) => {
             stdout(&format!("{}\n", scaffold::manifest_schema()));
             OK
@@ -524,6 +533,7 @@ fn command_line(cli: &Cli) -> CommandLine {
         force: cli.force.then_some(true),
         repeat: cli.repeat,
         receipts: cli.receipts.clone(),
+        report: cli.report.clone(),
         min_success_rate: cli.min_success_rate,
         min_strict_success_rate: cli.min_strict_success_rate,
         max_calls: cli.max_calls,
@@ -541,6 +551,7 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
     };
     let junit = cli.junit.as_ref().map(absolute);
     let receipts = cli.receipts.as_ref().map(absolute);
+    let report = cli.report.as_ref().map(absolute);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let base = |c: &mut std::process::Command| {
         c.arg("test")
@@ -551,53 +562,37 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
         // The command line reaches the test target through the variables the harness reads,
         // which win over its builder there as the command line does here.
         c.env(command::CHECKS_SHOWN, "1");
-        if let Some(seconds) = cli.startup_timeout {
-            c.env(command::STARTUP_VAR, seconds.to_string());
+        fn shown(value: Option<impl ToString>) -> Option<std::ffi::OsString> {
+            value.map(|v| v.to_string().into())
         }
-        if let Some(path) = &junit {
-            c.env(command::JUNIT_VAR, path);
-        }
-        // The harness in the test binary does the rewrite, as it does under `cargo test` and
-        // nextest with `HOLON_BLESS=1`.
-        if cli.bless {
-            c.env(command::BLESS_VAR, "1");
-        }
-        if let Some(cases) = cli.explore_cases {
-            c.env(command::EXPLORE_CASES_VAR, cases.to_string());
-        }
-        if let Some(seed) = cli.explore_seed {
-            c.env(command::EXPLORE_SEED_VAR, seed.to_string());
-        }
-        if let Some(calls) = cli.concurrency {
-            c.env(command::CONCURRENCY_VAR, calls.to_string());
-        }
-        if let Some(mode) = cli.upstream {
-            c.env(command::UPSTREAM_VAR, mode.name());
-        }
-        if let Some(on) = cli.faults {
-            c.env(command::FAULTS_VAR, if on { "1" } else { "0" });
-        }
-        if let Some(protocol) = cli.protocol {
-            c.env(command::PROTOCOL_VAR, protocol.name());
-        }
-        if cli.force {
-            c.env(command::FORCE_VAR, "1");
-        }
-        if let Some(n) = cli.repeat {
-            c.env(command::REPEAT_VAR, n.to_string());
-        }
-        if let Some(path) = &receipts {
-            c.env(command::RECEIPTS_VAR, path);
-        }
-        if let Some(rate) = cli.min_success_rate {
-            c.env(command::MIN_SUCCESS_RATE_VAR, rate.to_string());
-        }
-        if let Some(rate) = cli.min_strict_success_rate {
-            c.env(command::MIN_STRICT_SUCCESS_RATE_VAR, rate.to_string());
-        }
-        if let Some(n) = cli.max_calls {
-            c.env(command::MAX_CALLS_VAR, n.to_string());
-        }
+        let path = |p: &Option<PathBuf>| p.clone().map(PathBuf::into_os_string);
+        let vars = [
+            (command::STARTUP_VAR, shown(cli.startup_timeout)),
+            (command::JUNIT_VAR, path(&junit)),
+            // The harness in the test binary does the rewrite, as it does under `cargo test`
+            // and nextest with `HOLON_BLESS=1`.
+            (command::BLESS_VAR, shown(cli.bless.then_some(1))),
+            (command::EXPLORE_CASES_VAR, shown(cli.explore_cases)),
+            (command::EXPLORE_SEED_VAR, shown(cli.explore_seed)),
+            (command::CONCURRENCY_VAR, shown(cli.concurrency)),
+            (command::UPSTREAM_VAR, shown(cli.upstream.map(|m| m.name()))),
+            (command::FAULTS_VAR, shown(cli.faults.map(u8::from))),
+            (command::PROTOCOL_VAR, shown(cli.protocol.map(|p| p.name()))),
+            (command::FORCE_VAR, shown(cli.force.then_some(1))),
+            (command::REPEAT_VAR, shown(cli.repeat)),
+            (command::RECEIPTS_VAR, path(&receipts)),
+            (command::REPORT_VAR, path(&report)),
+            (command::MIN_SUCCESS_RATE_VAR, shown(cli.min_success_rate)),
+            (
+                command::MIN_STRICT_SUCCESS_RATE_VAR,
+                shown(cli.min_strict_success_rate),
+            ),
+            (command::MAX_CALLS_VAR, shown(cli.max_calls)),
+        ];
+        c.envs(
+            vars.into_iter()
+                .filter_map(|(var, value)| Some((var, value?))),
+        );
     };
     let mut build = std::process::Command::new(&cargo);
     base(&mut build);

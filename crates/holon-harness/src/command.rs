@@ -19,8 +19,8 @@ pub use crate::remote::{Header, parse_header, parse_url};
 pub use crate::settings::{
     BLESS_VAR, CHECKS_SHOWN, CONCURRENCY_VAR, EXPLORE_CASES_VAR, EXPLORE_SEED_VAR, FAULTS_VAR,
     FORCE_VAR, JUNIT_VAR, MAX_CALLS_VAR, MIN_STRICT_SUCCESS_RATE_VAR, MIN_SUCCESS_RATE_VAR,
-    RECEIPTS_VAR, REPEAT_VAR, SERVER_URL_VAR, STARTUP_VAR, parse_concurrency, parse_max_calls,
-    parse_rate, parse_repeat, parse_seconds, parse_switch, shell_quote,
+    RECEIPTS_VAR, REPEAT_VAR, REPORT_VAR, SERVER_URL_VAR, STARTUP_VAR, parse_concurrency,
+    parse_max_calls, parse_rate, parse_repeat, parse_seconds, parse_switch, shell_quote,
 };
 pub use holon_explore::{parse_cases, parse_seed};
 pub use holon_upstream::{MODE_VAR as UPSTREAM_VAR, Mode as UpstreamMode, parse_mode};
@@ -111,6 +111,58 @@ pub fn github_enabled() -> bool {
 /// Every diagnostic of `report` as a GitHub workflow command, a line each.
 pub fn github_render(report: &Report) -> String {
     crate::github::render_check(report)
+}
+
+/// `holon-test report RECEIPTS...`: the receipts `files` read as one run of `manifest` (which
+/// must pass the publish checks, and be the manifest they were written for), measured as the run
+/// would have: the `measure:` lines on stdout, or with `out` the page written there. What the
+/// reader has to say (a file cut short) is a warning on stderr.
+pub fn report(manifest: &Path, files: &[std::path::PathBuf], out: Option<&Path>) -> u8 {
+    let color = crate::exit::color(None);
+    let report = holon_core::check::check_file(manifest);
+    let checked = match holon_core::check::into_manifest(report) {
+        Ok(checked) => checked,
+        Err(refused) => {
+            eprint!("{}", holon_core::check::render_human(&refused, color));
+            return crate::exit::REFUSED;
+        }
+    };
+    let prices: Vec<(String, Option<holon_core::config::TokenPrice>)> =
+        match holon_core::config::read(&checked.dir()) {
+            Ok(config) => (config.iter())
+                .flat_map(|c| c.upstreams.iter())
+                .map(|u| (u.name.clone(), u.price))
+                .collect(),
+            Err(refused) => {
+                eprint!("{}", holon_core::check::render_human(&refused, color));
+                return crate::exit::REFUSED;
+            }
+        };
+    let measured = match crate::measure::measured(&checked, files, &prices) {
+        Ok(measured) => measured,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return crate::exit::REFUSED;
+        }
+    };
+    for note in &measured.notes {
+        eprintln!("warning: {note}");
+    }
+    let Some(out) = out else {
+        // A reader that went away (`| head`) is not an error of ours.
+        use std::io::Write;
+        let _ = std::io::stdout()
+            .lock()
+            .write_all(measured.lines.as_bytes());
+        return crate::exit::OK;
+    };
+    match crate::page::of_receipts(&checked, files, measured).write(out) {
+        Ok(()) => {
+            eprintln!("wrote `{}`", out.display());
+            crate::exit::OK
+        }
+        Err(e) => crate::error::RunError::from(e).report(color),
+    }
 }
 
 /// Runs a harness with explicit libtest arguments and returns its exit code, as

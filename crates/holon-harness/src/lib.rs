@@ -33,6 +33,7 @@ mod github;
 mod junit;
 mod mcp;
 mod measure;
+mod page;
 mod pass;
 mod planted;
 mod process;
@@ -327,7 +328,14 @@ impl Harness {
         if let Some(mcp) = &mcp {
             passes.extend(mcp.passes.iter().map(|m| m.clone() as Arc<dyn Caller>));
         }
-        self.conclude(&run, args, &conclusion, &passes, mcp.as_ref(), started)
+        self.conclude(
+            &run,
+            args,
+            &conclusion,
+            &passes,
+            mcp.as_ref(),
+            (started, &explorer),
+        )
     }
 
     /// A run that could not start: the error said, and in the JUnit report (when one is asked
@@ -604,7 +612,7 @@ impl Harness {
     }
 
     /// After the trials: the server stopped (its output shown when a trial failed), the notes,
-    /// the annotations, `--bless`, the JUnit report, and the exit code.
+    /// the annotations, `--bless`, the JUnit report, the `--report` page, and the exit code.
     fn conclude(
         &self,
         run: &Run,
@@ -612,7 +620,7 @@ impl Harness {
         conclusion: &libtest_mimic::Conclusion,
         passes: &[Arc<dyn Caller>],
         mcp: Option<&Mcp>,
-        started: std::time::Instant,
+        (started, explorer): (std::time::Instant, &Explorer),
     ) -> u8 {
         let scrub = |text: &str| run.records.scrub(text);
         if let Some(mcp) = mcp
@@ -703,6 +711,12 @@ impl Harness {
                 .map(|e| e.name.clone())
                 .collect();
             if let Err(error) = upstreams.finish(&names) {
+                code = code.max(RunError::from(error).report(use_color(args)));
+            }
+        }
+        if let Some(path) = run.settings.report.as_ref().filter(|_| !args.list) {
+            let page = page::of_run(run, &records, explorer.explored(), conclusion, code);
+            if let Err(error) = page.write(path) {
                 code = code.max(RunError::from(error).report(use_color(args)));
             }
         }
