@@ -11,6 +11,7 @@
 mod against;
 mod api;
 mod bless;
+mod call;
 mod check;
 mod concurrency;
 mod conformance;

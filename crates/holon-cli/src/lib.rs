@@ -8,6 +8,7 @@
 //! `holon-test`) are each one call to [`main`]. Its items follow holon-kit's version and make no
 //! promise of their own.
 
+mod call;
 mod report;
 mod scaffold;
 
@@ -152,6 +153,9 @@ enum Command {
     },
     /// Print a JSON Schema (2020-12) of `holon.yaml` itself, for editors.
     Schema,
+    /// Call the agent once with one input, judged as the gateway would judge it: the status,
+    /// `billed`, the time, the upstream requests; `--save NAME` makes it an example.
+    Call(call::Call),
     /// Read saved receipts (`--receipts`; several files, the shards of a run, as one run) and
     /// print their measurement, or with `--out` write the page `--report` writes.
     Report(report::Report),
@@ -249,6 +253,7 @@ pub fn main() -> ExitCode {
             format,
             against,
         }) => run_check(path.as_deref(), *format, against.as_deref()),
+        Some(Command::Call(call)) => call.run(find_manifest(call.manifest.as_deref())),
         Some(Command::Report(report)) => report.run(find_manifest(report.manifest.as_deref())),
         Some(Command::Schema) => {
             stdout(&format!("{}\n", scaffold::manifest_schema()));
@@ -465,23 +470,10 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
 /// A `--url` run: each header's `${VAR}`s read (an unset one named, before any call), then the
 /// MCP pass against the server at `url`.
 fn run_url(invocation: Invocation, manifest: &Path, url: &str, cli: &Cli) -> u8 {
-    let mut headers = Vec::new();
-    for text in &cli.headers {
-        let header = match command::parse_header(text) {
-            Ok(header) => header,
-            Err(e) => {
-                eprintln!("error: invalid value for '--header <NAME: VALUE>': {e}");
-                return USAGE;
-            }
-        };
-        match header.expand(|name| std::env::var(name).ok()) {
-            Ok(header) => headers.push(header),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return REFUSED;
-            }
-        }
-    }
+    let headers = match call::headers(&cli.headers) {
+        Ok(headers) => headers,
+        Err(code) => return code,
+    };
     let args = match libtest_arguments(cli) {
         Ok(args) => args,
         Err(code) => return code,

@@ -12,6 +12,7 @@ use crate::Harness;
 use crate::settings::Layer;
 use holon_core::check::Report;
 
+pub use crate::call::{CALL_VAR, Spec as CallSpec};
 pub use crate::era::{Era, PROTOCOL_VAR, Protocol, parse_protocol};
 pub use crate::error::{AddressError, SettingError};
 pub use crate::provenance::{RevisionError, read_revision};
@@ -72,6 +73,35 @@ pub fn run_url(
     harness.remote = (headers, ca_cert);
     harness.checks_shown = true;
     harness.run_code(args)
+}
+
+/// `holon-test call` on the server `server` starts (a `--server-cmd`, or `[server] command`),
+/// with the command line's settings on top: one call, said; the exit code.
+pub fn call_server_command(
+    manifest: &Path,
+    server: String,
+    given: CommandLine,
+    spec: &CallSpec,
+) -> u8 {
+    let mut harness = Harness::new(manifest).server_command(server);
+    harness.command_line = given;
+    harness.call_code(spec)
+}
+
+/// `holon-test call --url URL`: one call to the server already running there, reached with
+/// `headers` and trusting `ca_cert`, as [`run_url`] reaches it.
+pub fn call_url(
+    manifest: &Path,
+    url: String,
+    (headers, ca_cert): (Vec<Header>, Option<std::path::PathBuf>),
+    mut given: CommandLine,
+    spec: &CallSpec,
+) -> u8 {
+    let mut harness = Harness::new(manifest);
+    given.server_url = Some(url);
+    harness.command_line = given;
+    harness.remote = (headers, ca_cert);
+    harness.call_code(spec)
 }
 
 /// Runs a command in a process group of its own with a watcher, so that if this process is

@@ -18,6 +18,7 @@ compile_error!(
     "the holon-kit harness (the `harness` and `cli` features, `cargo holon-test`) runs on Linux and macOS; on Windows, run it under WSL (the `runtime` feature, what an agent ships, builds on Windows)"
 );
 
+mod call;
 mod checks;
 pub mod command;
 mod compare;
@@ -45,6 +46,7 @@ mod setup;
 #[cfg(target_os = "linux")]
 mod strays;
 mod supervise;
+mod target;
 mod tls;
 mod trials;
 mod verdict;
@@ -60,7 +62,7 @@ use crate::context::{Functions, Run};
 use crate::era::{Era, Protocol};
 use crate::error::RunError;
 use crate::function::FunctionPass;
-use crate::mcp::{McpPass, Server, ServerAt};
+use crate::mcp::{McpPass, Server};
 use crate::measure::{Asked, Meter, Plan, Receipts, Setup};
 use crate::pass::Caller;
 use crate::process::ServerSpec;
@@ -218,6 +220,16 @@ impl Harness {
     /// Run as nextest's setup script (`HOLON_NEXTEST_SETUP=1`, see the scaffold's
     /// `.config/nextest.toml`), it starts the server once for the whole nextest run instead.
     pub fn run(self) -> ExitCode {
+        // `holon-test call --function` in a Rust package: one call, through this function.
+        if let Some(spec) = call::Spec::requested() {
+            return ExitCode::from(match spec {
+                Ok(spec) => self.call_code(&spec),
+                Err(why) => {
+                    eprintln!("error: {why}");
+                    exit::USAGE
+                }
+            });
+        }
         if let Some(role) = setup::role() {
             let (startup, protocol) =
                 settings::resolve(&self.command_line, &self.given, &self.manifest, None)
@@ -336,6 +348,36 @@ impl Harness {
             mcp.as_ref(),
             (started, &explorer),
         )
+    }
+
+    /// One call by hand (`holon-test call`, or [`call::CALL_VAR`] in a test target): the run
+    /// prepared as a test run's is, then the call through the function or the server.
+    pub(crate) fn call_code(mut self, spec: &call::Spec) -> u8 {
+        self.checks_shown = true;
+        let args = Arguments::default();
+        let run = match self.prepare(&args) {
+            Ok(Some((run, _))) => run,
+            Ok(None) => return exit::REFUSED,
+            Err(error) => return self.stopped(&error, &args),
+        };
+        let mut server = None;
+        let caller: Result<Arc<dyn Caller>, call::CallError> = match (spec.function, &self.agent) {
+            (true, Some(agent)) => Ok(Arc::new(FunctionPass::new(&run, agent.clone(), 1))),
+            (true, None) => Err(call::CallError::NoFunction),
+            (false, _) => match target::server(&run, self.target()) {
+                Ok(Some(started)) => {
+                    server = Some(started.clone());
+                    Ok(Arc::new(McpPass::new(&run, started, 0)))
+                }
+                Ok(None) => Err(call::CallError::NoServer),
+                Err(error) => return self.stopped(&error, &args),
+            },
+        };
+        let code = call::one(&run, caller, spec);
+        if let Some(server) = server {
+            let _ = server.stop(false);
+        }
+        code
     }
 
     /// A run that could not start: the error said, and in the JUnit report (when one is asked
@@ -544,34 +586,9 @@ impl Harness {
         function: Option<Arc<FunctionPass>>,
         trials: &mut Vec<Trial>,
     ) -> Result<Option<Mcp>, RunError> {
-        let at = match (&run.settings.server_url, &self.server) {
-            (Some(url), _) => {
-                let (headers, ca_cert) = self.remote.clone();
-                let remote = remote::Remote::new(url, headers, ca_cert).map_err(|why| {
-                    // The command line checked its `--url`; only the variable can be wrong here.
-                    match self.command_line.server_url {
-                        Some(_) => RunError::Remote(why),
-                        None => RunError::ServerUrlVar {
-                            var: settings::SERVER_URL_VAR,
-                            why,
-                        },
-                    }
-                })?;
-                ServerAt::Running(Arc::new(remote))
-            }
-            (None, Some(spec)) => ServerAt::Start(spec.clone()),
-            (None, None) => return Ok(None),
+        let Some(server) = target::server(run, self.target())? else {
+            return Ok(None);
         };
-        let mut env = self.server_env.clone();
-        if let Some(u) = &run.upstreams {
-            env.extend(u.server_env().iter().cloned());
-        }
-        if run.settings.bless {
-            // A Rust server checks its manifest as the run does: an example output the schema
-            // no longer admits is what this run rewrites.
-            env.push((settings::BLESS_VAR.to_string(), "1".to_string()));
-        }
-        let server = McpPass::server(run, at, env);
         let mcp = Arc::new(McpPass::new(run, server.clone(), 0));
         mcp.select(
             runs(args, "mcp::tools/list"),
@@ -609,6 +626,16 @@ impl Harness {
             passes,
             one_era,
         }))
+    }
+
+    /// What this harness says of its server, for the MCP pass.
+    fn target(&self) -> target::Target<'_> {
+        target::Target {
+            server: self.server.as_ref(),
+            remote: &self.remote,
+            url_given: self.command_line.server_url.is_some(),
+            env: &self.server_env,
+        }
     }
 
     /// After the trials: the server stopped (its output shown when a trial failed), the notes,

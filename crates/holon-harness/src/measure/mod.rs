@@ -23,5 +23,5 @@ pub(crate) use meter::{Meter, Setup};
 pub(crate) use picture::{Kind, Picture, Row};
 pub(crate) use plan::{Asked, Plan};
 pub(crate) use read::{Measured, measured};
-pub(crate) use receipts::Receipts;
+pub(crate) use receipts::{Receipts, receipt};
 pub(crate) use tally::{money, percent, run_spend, seconds};
