@@ -33,6 +33,7 @@ mod supervision;
 mod tidy;
 mod upstream;
 mod util;
+mod watch;
 
 // The example agent's function, compiled into the tests rather than depended on: the example
 // depends on holon-kit, and no crate of the workspace depends on one above it.

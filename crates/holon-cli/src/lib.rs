@@ -11,6 +11,7 @@
 mod call;
 mod report;
 mod scaffold;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -130,6 +131,10 @@ struct Cli {
     /// then explore's; what is left out is said [or `HOLON_MAX_CALLS`].
     #[arg(long, value_name = "N", value_parser = command::parse_max_calls, allow_negative_numbers = true)]
     max_calls: Option<u64>,
+    /// Run, then run again after each change to the agent's folder (`holon.yaml`,
+    /// `holon-test.toml`, the recordings, the source); `q` then Enter, or Ctrl-C, to stop.
+    #[arg(long, conflicts_with_all = ["bless", "force"])]
+    watch: bool,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -229,6 +234,7 @@ enum Format {
 /// Runs the command line and returns the process's exit code.
 pub fn main() -> ExitCode {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let argv = args.clone();
     let invocation = invocation(&args);
     // `cargo holon-test ...` runs us as `cargo-holon-test holon-test ...`.
     if invocation == Invocation::Cargo && args.get(1).is_some_and(|a| a == "holon-test") {
@@ -272,6 +278,12 @@ pub fn main() -> ExitCode {
             path.as_deref(),
             kit_path.as_deref(),
             *model,
+        ),
+        None if cli.watch => watch::watch(
+            find_manifest(cli.manifest.as_deref()),
+            [&cli.junit, &cli.receipts, &cli.report],
+            &argv,
+            cli.upstream,
         ),
         None => run_tests(invocation, &cli),
     })

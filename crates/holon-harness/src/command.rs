@@ -114,6 +114,58 @@ pub fn supervised_status(command: &mut Command) -> std::io::Result<ExitStatus> {
     status
 }
 
+/// A command running in a watched process group of its own, as [`supervised_status`] runs
+/// one, that a Ctrl-C or SIGTERM to this process stops too (see [`stop_on_signal`]): a run
+/// under `--watch`. Dropping it ends the group.
+pub struct Supervised {
+    child: std::sync::Arc<std::sync::Mutex<std::process::Child>>,
+    group: crate::supervise::Group,
+}
+
+impl Supervised {
+    /// Starts `command` in a group of its own, with its watcher.
+    pub fn spawn(command: &mut Command) -> std::io::Result<Supervised> {
+        let (child, group) = crate::supervise::spawn(command)?;
+        let child = std::sync::Arc::new(std::sync::Mutex::new(child));
+        crate::process::register(group.id(), child.clone());
+        Ok(Supervised { child, group })
+    }
+
+    /// The command's exit status, once it has exited.
+    pub fn try_wait(&self) -> Option<ExitStatus> {
+        let mut child = self.child.lock().ok()?;
+        child.try_wait().ok().flatten()
+    }
+
+    /// Asks every process of the group to stop (SIGTERM): the command ends as it would on
+    /// Ctrl-C, stopping what it started.
+    pub fn terminate(&self) {
+        crate::supervise::terminate(self.group.id());
+    }
+
+    /// Ends the whole group at once (SIGKILL) and reaps the command; the exit status.
+    pub fn end(&mut self) -> Option<ExitStatus> {
+        crate::process::unregister(self.group.id());
+        self.group.end();
+        let mut child = self.child.lock().ok()?;
+        let _ = child.kill();
+        child.wait().ok()
+    }
+}
+
+impl Drop for Supervised {
+    fn drop(&mut self) {
+        let _ = self.end();
+    }
+}
+
+/// On Ctrl-C or SIGTERM, every [`Supervised`] group and every server this process started is
+/// stopped (SIGTERM, a moment, SIGKILL), then the process ends as the signal would have ended
+/// it (130, 143). Once per process.
+pub fn stop_on_signal() {
+    crate::process::stop_all_on_signal();
+}
+
 /// Where the command line's run writes its JUnit report: `--junit`, else `HOLON_JUNIT`.
 pub fn junit_path(given: Option<&Path>) -> Option<std::path::PathBuf> {
     crate::settings::junit_of(
