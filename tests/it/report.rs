@@ -334,3 +334,29 @@ fn explore_s_cases_by_status_and_its_shrunk_failure_are_on_the_page() {
         );
     }
 }
+
+#[test]
+fn the_fault_trials_are_on_the_page() {
+    // The Python triage agent, recorded against a fake model that is gone afterwards.
+    let dir = tempfile::tempdir().expect("a folder");
+    let agent = super::faults::recorded_python(dir.path());
+    let run = super::upstream::run_python(
+        &agent,
+        &["--report", "page.html", "--explore-cases", "0"],
+        None,
+        "ok",
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    let seen = looked_at(&agent.join("page.html"), "faults");
+    let faults = section(&seen.dom, "faults");
+    for said in [
+        "faults::mcp",
+        "0 failed",
+        "Each success example replayed with one recorded upstream exchange failing",
+    ] {
+        assert!(
+            faults.contains(said),
+            "`{said}` is not on the page:\n{faults}"
+        );
+    }
+}
