@@ -270,19 +270,26 @@ fn report_bench(runs: usize) {
         if report {
             command.env("HOLON_REPORT", &page);
         }
-        let start = Instant::now();
+        let (cpu, start) = (children_cpu(), Instant::now());
         let status = command.status().expect("the harness");
         assert!(status.success(), "the run failed: {status}");
-        start.elapsed()
+        (start.elapsed(), children_cpu().saturating_sub(cpu))
     };
     let (mut without, mut with) = (Vec::new(), Vec::new());
+    let (mut without_cpu, mut with_cpu) = (Vec::new(), Vec::new());
     for _ in 0..runs {
-        without.push(whole(false));
-        with.push(whole(true));
+        let (wall, cpu) = whole(false);
+        without.push(wall);
+        without_cpu.push(cpu);
+        let (wall, cpu) = whole(true);
+        with.push(wall);
+        with_cpu.push(cpu);
     }
-    without.sort();
-    with.sort();
+    for times in [&mut without, &mut with, &mut without_cpu, &mut with_cpu] {
+        times.sort();
+    }
     let (without, with) = (without[runs / 2], with[runs / 2]);
+    let (without_cpu, with_cpu) = (without_cpu[runs / 2], with_cpu[runs / 2]);
     let size = std::fs::metadata(&page).expect("the page").len();
     println!(
         "report benchmark: word-stats, {EXAMPLES} examples, {} trials (median of {runs})",
@@ -300,6 +307,12 @@ fn report_bench(runs: usize) {
     println!(
         "  ratio, with / without                      {:>9.3}x   (goal < 1.05x)",
         with.as_secs_f64() / without.as_secs_f64()
+    );
+    println!(
+        "  CPU, without and with                      {:>9.1} ms and {:.1} ms: {:.3}x",
+        ms(without_cpu),
+        ms(with_cpu),
+        with_cpu.as_secs_f64() / without_cpu.as_secs_f64()
     );
 }
 

@@ -158,11 +158,15 @@ enum Command {
     },
     /// Print a JSON Schema (2020-12) of `holon.yaml` itself, for editors.
     Schema,
-    /// Call the agent once with one input, judged as the gateway would judge it: the status,
-    /// `billed`, the time, the upstream requests; `--save NAME` makes it an example.
+    /// Call the agent once with one input, judged as the gateway would judge it.
+    ///
+    /// The gate first (`rejected_input`: nothing is sent), then one call: its status, `billed`,
+    /// the time and the upstream requests; `--save NAME` makes it an example.
     Call(call::Call),
-    /// Read saved receipts (`--receipts`; several files, the shards of a run, as one run) and
-    /// print their measurement, or with `--out` write the page `--report` writes.
+    /// Read saved receipts as one run: their measurement, or with `--out` the page.
+    ///
+    /// Several files (the shards of a run) are read as one run; `--out` writes the page
+    /// `--report` writes, without it the `measure:` lines are printed.
     Report(report::Report),
     /// Scaffold an agent that passes its own tests.
     New {

@@ -264,14 +264,18 @@ fn human(document: &Value, pass: Pass, declared: bool) -> String {
                 .to_string()
         }
         Some(status) => format!(
-            "{status}{}, {}, {} ms through {through}\n",
+            "{status}{}, {}, {} ms through {through}{}\n",
             if declared { " (declared failure)" } else { "" },
             if document.get("billed") == Some(&json!(true)) {
                 "billed"
             } else {
                 "not billed"
             },
-            at(document, "ms")
+            at(document, "ms"),
+            match text("example") {
+                Some(name) => format!(", with the input of the example `{name}`"),
+                None => String::new(),
+            }
         ),
         None => format!(
             "not judged: {}\n",
