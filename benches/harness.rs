@@ -2,7 +2,8 @@
 //! by calling `word_stats::run`, so they are exact), run the way `cargo holon-test` runs it, and
 //! the official TypeScript SDK replaying the same 1,000 calls against the same server binary.
 //!
-//! `bash .ci/setup-interop && cargo bench -p holon-kit --bench harness`
+//! `bash .ci/setup-interop && cargo bench -p holon-kit --bench harness`; `-- report [RUNS]`
+//! times the whole run with and without `--report` instead.
 //!
 //! Figures, each from the harness in a process of its own (this binary again, in the role the
 //! `HOLON_BENCH_ROLE` variable names), timed from outside by the JSON line each trial prints,
@@ -101,6 +102,11 @@ fn bench() {
         let runs = args.get(at + 1).and_then(|r| r.parse().ok()).unwrap_or(5);
         let parts = args.get(at + 2).and_then(|r| r.parse().ok()).unwrap_or(1);
         return nextest_bench(runs, parts);
+    }
+    // `cargo bench --bench harness -- report [RUNS]`: what `--report` adds to the whole run.
+    if let Some(at) = args.iter().position(|a| a == "report") {
+        let runs = args.get(at + 1).and_then(|r| r.parse().ok()).unwrap_or(7);
+        return report_bench(runs);
     }
     // `HOLON_BENCH_DIR` keeps the generated manifest, to profile a phase by hand.
     let temp = tempfile::tempdir().expect("temp dir");
@@ -239,6 +245,74 @@ fn bench() {
         us(ours.saturating_sub(floor)),
         us(ts.saturating_sub(floor)),
         ts.saturating_sub(floor).as_secs_f64() / ours.saturating_sub(floor).as_secs_f64()
+    );
+}
+
+/// The whole run (every trial, all cores, both eras) with and without `--report`
+/// (`HOLON_REPORT`), alternately, so that the machine's load falls on both alike; spawn to exit,
+/// the page's writing included.
+fn report_bench(runs: usize) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let examples = generate(EXAMPLES);
+    let manifest = dir.path().join("holon.yaml");
+    write_manifest(&manifest, &examples);
+    let page = dir.path().join("report.html");
+    let whole = |report: bool| {
+        let mut command = Command::new(std::env::current_exe().expect("current_exe"));
+        command
+            .env("HOLON_BENCH_ROLE", "harness")
+            .env("HOLON_BENCH_MANIFEST", &manifest)
+            .env_remove("HOLON_PROTOCOL")
+            .env_remove("HOLON_CONCURRENCY")
+            .env_remove("HOLON_REPORT")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if report {
+            command.env("HOLON_REPORT", &page);
+        }
+        let (cpu, start) = (children_cpu(), Instant::now());
+        let status = command.status().expect("the harness");
+        assert!(status.success(), "the run failed: {status}");
+        (start.elapsed(), children_cpu().saturating_sub(cpu))
+    };
+    let (mut without, mut with) = (Vec::new(), Vec::new());
+    let (mut without_cpu, mut with_cpu) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        let (wall, cpu) = whole(false);
+        without.push(wall);
+        without_cpu.push(cpu);
+        let (wall, cpu) = whole(true);
+        with.push(wall);
+        with_cpu.push(cpu);
+    }
+    for times in [&mut without, &mut with, &mut without_cpu, &mut with_cpu] {
+        times.sort();
+    }
+    let (without, with) = (without[runs / 2], with[runs / 2]);
+    let (without_cpu, with_cpu) = (without_cpu[runs / 2], with_cpu[runs / 2]);
+    let size = std::fs::metadata(&page).expect("the page").len();
+    println!(
+        "report benchmark: word-stats, {EXAMPLES} examples, {} trials (median of {runs})",
+        3 * EXAMPLES + 2
+    );
+    println!(
+        "  whole run, spawn to exit                   {:>9.1} ms",
+        ms(without)
+    );
+    println!(
+        "  whole run with --report, spawn to exit     {:>9.1} ms   (page {} KB)",
+        ms(with),
+        size / 1024
+    );
+    println!(
+        "  ratio, with / without                      {:>9.3}x   (goal < 1.05x)",
+        with.as_secs_f64() / without.as_secs_f64()
+    );
+    println!(
+        "  CPU, without and with                      {:>9.1} ms and {:.1} ms: {:.3}x",
+        ms(without_cpu),
+        ms(with_cpu),
+        with_cpu.as_secs_f64() / without_cpu.as_secs_f64()
     );
 }
 

@@ -28,7 +28,7 @@ fn recorded_rust(dir: &Path) -> (PathBuf, std::sync::MutexGuard<'static, ()>) {
 }
 
 /// The Python agent in `dir`, recorded against a fake model that is gone afterwards.
-fn recorded_python(dir: &Path) -> PathBuf {
+pub(super) fn recorded_python(dir: &Path) -> PathBuf {
     let agent = python_agent(dir);
     let model = super::upstream::model();
     let recorded = run_python(

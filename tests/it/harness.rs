@@ -910,9 +910,13 @@ impl Marker {
         ))
     }
 
+    /// Puts the marker in `command`'s environment.
+    pub(super) fn mark<'c>(&self, command: &'c mut Command) -> &'c mut Command {
+        command.env("HOLON_TEST_MARKER", &self.0)
+    }
+
     pub(super) fn spawn(&self, command: &mut Command) -> Running {
-        command
-            .env("HOLON_TEST_MARKER", &self.0)
+        self.mark(command)
             .env("NO_COLOR", "1")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

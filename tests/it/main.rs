@@ -11,6 +11,7 @@
 mod against;
 mod api;
 mod bless;
+mod call;
 mod check;
 mod concurrency;
 mod conformance;
@@ -30,6 +31,7 @@ mod model_templates;
 mod properties;
 mod recording;
 mod remote;
+mod report;
 mod runtime;
 mod scaffold;
 mod settings_file;
@@ -38,6 +40,7 @@ mod tidy;
 mod types;
 mod upstream;
 mod util;
+mod watch;
 
 // The example agent's function, compiled into the tests rather than depended on: the example
 // depends on holon-kit, and no crate of the workspace depends on one above it.

@@ -6,11 +6,13 @@
 //! author's machine to install them on ([`dist`]) and a registry that serves them ([`registry`]).
 
 pub mod agent;
+pub mod browser;
 pub mod dist;
 pub mod fake_model;
 pub mod front;
 pub mod outcome;
 pub mod paths;
+pub mod py_agent;
 pub mod registry;
 pub mod running;
 pub mod seam;

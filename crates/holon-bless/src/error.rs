@@ -50,6 +50,14 @@ pub enum BlessError {
     /// The rewrite itself could not be made exactly.
     #[error(transparent)]
     Rewrite(#[from] RewriteError),
+    /// An example by the name to save under is there already.
+    #[error("`{}` has an example named `{name}` already: nothing was written (name the new one otherwise)", path.display())]
+    Taken {
+        /// The manifest.
+        path: PathBuf,
+        /// The name asked for.
+        name: String,
+    },
 }
 
 /// Why an example could not be rewritten exactly: the rewrite refuses rather than change more

@@ -14,8 +14,9 @@
 //! byte span and style of every node, from granit-parser, the parser under serde-saphyr);
 //! `rewrite` (the surgical edit, read back against the intended document, values written by
 //! `holon-yaml`); `write` (lock, re-read, publish checks, temporary file and rename); `finish`
-//! (what to write, written and said).
+//! (what to write, written and said); `append` (`call --save`: a call appended as an example).
 
+mod append;
 mod collect;
 mod error;
 mod finish;
@@ -23,6 +24,7 @@ mod layout;
 mod rewrite;
 mod write;
 
+pub use append::append;
 pub use collect::{Collector, Seen};
 pub use error::{BlessError, LayoutError, RewriteError};
 pub use finish::{Outcome, finish};

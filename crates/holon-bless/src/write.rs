@@ -32,32 +32,66 @@ pub(crate) enum Fate {
     Moved,
 }
 
-/// Applies the changes to the manifest at `path`: every one that still applies, or none.
-pub(crate) fn bless_file(path: &Path, changes: &[Change]) -> Result<Vec<Fate>, BlessError> {
-    // The file itself, not a link to it: the rename replaces the file the link points to.
-    let path = fs::canonicalize(path).map_err(|source| BlessError::Unreadable {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let dir = holon_core::manifest::folder_of(&path);
-    // One blessing process at a time per folder (nextest runs each trial in its own process).
-    // The folder, unlike the manifest, keeps its inode across the rename.
-    let lock = File::open(&dir)
-        .and_then(|f| f.lock().map(|()| f))
-        .map_err(|source| BlessError::Lock {
-            dir: dir.clone(),
+/// The manifest under the lock on its folder: the file itself (not a link to it), read again
+/// as text and as a document.
+pub(crate) struct Locked {
+    /// The file itself, not a link to it: the rename replaces the file the link points to.
+    pub path: std::path::PathBuf,
+    /// Its folder.
+    pub dir: std::path::PathBuf,
+    /// The lock, held until dropped.
+    pub lock: File,
+    /// Its text now.
+    pub text: String,
+    /// Its text as a JSON document.
+    pub doc: Value,
+}
+
+impl Locked {
+    /// Locks the folder of the manifest at `path` and reads it again.
+    pub(crate) fn open(path: &Path) -> Result<Locked, BlessError> {
+        let path = fs::canonicalize(path).map_err(|source| BlessError::Unreadable {
+            path: path.to_path_buf(),
             source,
         })?;
-    let text = fs::read_to_string(&path).map_err(|source| BlessError::Unreadable {
-        path: path.clone(),
-        source,
-    })?;
-    let doc = holon_core::manifest::yaml::parse(&text)
-        .map_err(|e| BlessError::NotYaml {
+        let dir = holon_core::manifest::folder_of(&path);
+        // One blessing process at a time per folder (nextest runs each trial in its own
+        // process). The folder, unlike the manifest, keeps its inode across the rename.
+        let lock = File::open(&dir)
+            .and_then(|f| f.lock().map(|()| f))
+            .map_err(|source| BlessError::Lock {
+                dir: dir.clone(),
+                source,
+            })?;
+        let text = fs::read_to_string(&path).map_err(|source| BlessError::Unreadable {
             path: path.clone(),
-            message: e.message.clone(),
-        })?
-        .to_json();
+            source,
+        })?;
+        let doc = holon_core::manifest::yaml::parse(&text)
+            .map_err(|e| BlessError::NotYaml {
+                path: path.clone(),
+                message: e.message.clone(),
+            })?
+            .to_json();
+        Ok(Locked {
+            path,
+            dir,
+            lock,
+            text,
+            doc,
+        })
+    }
+}
+
+/// Applies the changes to the manifest at `path`: every one that still applies, or none.
+pub(crate) fn bless_file(path: &Path, changes: &[Change]) -> Result<Vec<Fate>, BlessError> {
+    let Locked {
+        path,
+        dir,
+        lock,
+        text,
+        doc,
+    } = Locked::open(path)?;
     let examples = doc
         .get("examples")
         .and_then(Value::as_array)
@@ -114,7 +148,7 @@ fn says_expect(example: &Value, expect: &Expect) -> bool {
 }
 
 /// Writes `text` beside `path`, with its permissions, and renames it over `path`.
-fn replace(path: &Path, dir: &Path, text: &str) -> Result<(), BlessError> {
+pub(crate) fn replace(path: &Path, dir: &Path, text: &str) -> Result<(), BlessError> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

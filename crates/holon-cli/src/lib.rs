@@ -9,10 +9,13 @@
 //! promise of their own.
 
 mod against;
+mod call;
 mod explain;
 mod invocation;
+mod report;
 mod scaffold;
 mod types;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -115,6 +118,10 @@ struct Cli {
     /// each upstream request's status and tokens [or `HOLON_RECEIPTS`].
     #[arg(long, value_name = "PATH")]
     receipts: Option<PathBuf>,
+    /// Also write the run as one HTML page to look at: the trials and their diffs, explore,
+    /// the fault trials, the measurement drawn [or `HOLON_REPORT`].
+    #[arg(long, value_name = "PATH.html")]
+    report: Option<PathBuf>,
     /// Fail the run (exit 101) when the measured success rate is below R, 0 to 1; without it,
     /// every call must end in a success or a declared failure [or `HOLON_MIN_SUCCESS_RATE`].
     #[arg(long, value_name = "R", value_parser = command::parse_rate, allow_negative_numbers = true)]
@@ -129,6 +136,10 @@ struct Cli {
     /// then explore's; what is left out is said [or `HOLON_MAX_CALLS`].
     #[arg(long, value_name = "N", value_parser = command::parse_max_calls, allow_negative_numbers = true)]
     max_calls: Option<u64>,
+    /// Run, then run again after each change to the agent's folder (`holon.yaml`,
+    /// `holon-test.toml`, the recordings, the source); `q` then Enter, or Ctrl-C, to stop.
+    #[arg(long, conflicts_with_all = ["bless", "force"])]
+    watch: bool,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -174,6 +185,16 @@ enum Command {
         #[arg(long)]
         list: bool,
     },
+    /// Call the agent once with one input, judged as the gateway would judge it.
+    ///
+    /// The gate first (`rejected_input`: nothing is sent), then one call: its status, `billed`,
+    /// the time and the upstream requests; `--save NAME` makes it an example.
+    Call(call::Call),
+    /// Read saved receipts as one run: their measurement, or with `--out` the page.
+    ///
+    /// Several files (the shards of a run) are read as one run; `--out` writes the page
+    /// `--report` writes, without it the `measure:` lines are printed.
+    Report(report::Report),
     /// Scaffold an agent that passes its own tests.
     New {
         /// The agent's name: the package, the manifest `name` and (snake_case) the tool.
@@ -227,6 +248,7 @@ enum Format {
 /// Runs the command line and returns the process's exit code.
 pub fn main() -> ExitCode {
     let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let argv = args.clone();
     let invocation = Invocation::detect(&args, |name| std::env::var_os(name));
     // `cargo holon-test ...` runs us as `cargo-holon-test holon-test ...`.
     if invocation == Invocation::Cargo && args.get(1).is_some_and(|a| a == "holon-test") {
@@ -261,6 +283,12 @@ pub fn main() -> ExitCode {
                 REFUSED
             }
         },
+        Some(Command::Call(call)) => {
+            call.run(invocation.name(), find_manifest(call.manifest.as_deref()))
+        }
+        Some(Command::Report(report)) => {
+            report.run(invocation.name(), find_manifest(report.manifest.as_deref()))
+        }
         Some(Command::Schema) => {
             stdout(&format!("{}\n", scaffold::manifest_schema()));
             OK
@@ -290,6 +318,12 @@ pub fn main() -> ExitCode {
             path.as_deref(),
             kit_path.as_deref(),
             *model,
+        ),
+        None if cli.watch => watch::watch(
+            find_manifest(cli.manifest.as_deref()),
+            [&cli.junit, &cli.receipts, &cli.report],
+            &argv,
+            cli.upstream,
         ),
         None => run_tests(invocation, &cli),
     })
@@ -471,23 +505,10 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
 /// A `--url` run: each header's `${VAR}`s read (an unset one named, before any call), then the
 /// MCP pass against the server at `url`.
 fn run_url(invocation: Invocation, manifest: &Path, url: &str, cli: &Cli) -> u8 {
-    let mut headers = Vec::new();
-    for text in &cli.headers {
-        let header = match command::parse_header(text) {
-            Ok(header) => header,
-            Err(e) => {
-                eprintln!("error: invalid value for '--header <NAME: VALUE>': {e}");
-                return USAGE;
-            }
-        };
-        match header.expand(|name| std::env::var(name).ok()) {
-            Ok(header) => headers.push(header),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return REFUSED;
-            }
-        }
-    }
+    let headers = match call::headers(&cli.headers) {
+        Ok(headers) => headers,
+        Err(code) => return code,
+    };
     let args = match libtest_arguments(cli) {
         Ok(args) => args,
         Err(code) => return code,
@@ -542,6 +563,7 @@ fn command_line(cli: &Cli) -> CommandLine {
         force: cli.force.then_some(true),
         repeat: cli.repeat,
         receipts: cli.receipts.clone(),
+        report: cli.report.clone(),
         min_success_rate: cli.min_success_rate,
         min_strict_success_rate: cli.min_strict_success_rate,
         max_calls: cli.max_calls,
@@ -559,6 +581,7 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
     };
     let junit = cli.junit.as_ref().map(absolute);
     let receipts = cli.receipts.as_ref().map(absolute);
+    let report = cli.report.as_ref().map(absolute);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let base = |c: &mut std::process::Command| {
         c.arg("test")
@@ -569,53 +592,37 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
         // The command line reaches the test target through the variables the harness reads,
         // which win over its builder there as the command line does here.
         c.env(command::CHECKS_SHOWN, "1");
-        if let Some(seconds) = cli.startup_timeout {
-            c.env(command::STARTUP_VAR, seconds.to_string());
+        fn shown(value: Option<impl ToString>) -> Option<std::ffi::OsString> {
+            value.map(|v| v.to_string().into())
         }
-        if let Some(path) = &junit {
-            c.env(command::JUNIT_VAR, path);
-        }
-        // The harness in the test binary does the rewrite, as it does under `cargo test` and
-        // nextest with `HOLON_BLESS=1`.
-        if cli.bless {
-            c.env(command::BLESS_VAR, "1");
-        }
-        if let Some(cases) = cli.explore_cases {
-            c.env(command::EXPLORE_CASES_VAR, cases.to_string());
-        }
-        if let Some(seed) = cli.explore_seed {
-            c.env(command::EXPLORE_SEED_VAR, seed.to_string());
-        }
-        if let Some(calls) = cli.concurrency {
-            c.env(command::CONCURRENCY_VAR, calls.to_string());
-        }
-        if let Some(mode) = cli.upstream {
-            c.env(command::UPSTREAM_VAR, mode.name());
-        }
-        if let Some(on) = cli.faults {
-            c.env(command::FAULTS_VAR, if on { "1" } else { "0" });
-        }
-        if let Some(protocol) = cli.protocol {
-            c.env(command::PROTOCOL_VAR, protocol.name());
-        }
-        if cli.force {
-            c.env(command::FORCE_VAR, "1");
-        }
-        if let Some(n) = cli.repeat {
-            c.env(command::REPEAT_VAR, n.to_string());
-        }
-        if let Some(path) = &receipts {
-            c.env(command::RECEIPTS_VAR, path);
-        }
-        if let Some(rate) = cli.min_success_rate {
-            c.env(command::MIN_SUCCESS_RATE_VAR, rate.to_string());
-        }
-        if let Some(rate) = cli.min_strict_success_rate {
-            c.env(command::MIN_STRICT_SUCCESS_RATE_VAR, rate.to_string());
-        }
-        if let Some(n) = cli.max_calls {
-            c.env(command::MAX_CALLS_VAR, n.to_string());
-        }
+        let path = |p: &Option<PathBuf>| p.clone().map(PathBuf::into_os_string);
+        let vars = [
+            (command::STARTUP_VAR, shown(cli.startup_timeout)),
+            (command::JUNIT_VAR, path(&junit)),
+            // The harness in the test binary does the rewrite, as it does under `cargo test`
+            // and nextest with `HOLON_BLESS=1`.
+            (command::BLESS_VAR, shown(cli.bless.then_some(1))),
+            (command::EXPLORE_CASES_VAR, shown(cli.explore_cases)),
+            (command::EXPLORE_SEED_VAR, shown(cli.explore_seed)),
+            (command::CONCURRENCY_VAR, shown(cli.concurrency)),
+            (command::UPSTREAM_VAR, shown(cli.upstream.map(|m| m.name()))),
+            (command::FAULTS_VAR, shown(cli.faults.map(u8::from))),
+            (command::PROTOCOL_VAR, shown(cli.protocol.map(|p| p.name()))),
+            (command::FORCE_VAR, shown(cli.force.then_some(1))),
+            (command::REPEAT_VAR, shown(cli.repeat)),
+            (command::RECEIPTS_VAR, path(&receipts)),
+            (command::REPORT_VAR, path(&report)),
+            (command::MIN_SUCCESS_RATE_VAR, shown(cli.min_success_rate)),
+            (
+                command::MIN_STRICT_SUCCESS_RATE_VAR,
+                shown(cli.min_strict_success_rate),
+            ),
+            (command::MAX_CALLS_VAR, shown(cli.max_calls)),
+        ];
+        c.envs(
+            vars.into_iter()
+                .filter_map(|(var, value)| Some((var, value?))),
+        );
     };
     let mut build = std::process::Command::new(&cargo);
     base(&mut build);

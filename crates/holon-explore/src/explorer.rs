@@ -29,6 +29,24 @@ pub struct Explorer {
     answers: Mutex<HashMap<String, Answer>>,
     /// The declared codes the cases reached, each with the first trial and case that did.
     reached: Mutex<BTreeMap<String, String>>,
+    /// What each trial's cases reached, as it ended.
+    explored: Mutex<Vec<Explored>>,
+}
+
+/// What one explore trial's cases reached, for a report to draw: the statuses by code, and the
+/// line the trial printed of them.
+#[derive(Debug, Clone)]
+pub struct Explored {
+    /// The trial (`explore::mcp`).
+    pub trial: String,
+    /// Cases sent.
+    pub cases: usize,
+    /// Of which edge cases.
+    pub edges: usize,
+    /// The statuses the cases ended in, by code.
+    pub statuses: BTreeMap<String, usize>,
+    /// The line the trial printed: the cases, what they reached, the codes none reached.
+    pub line: String,
 }
 
 impl Explorer {
@@ -40,7 +58,28 @@ impl Explorer {
             plan: OnceLock::new(),
             answers: Mutex::new(HashMap::new()),
             reached: Mutex::new(BTreeMap::new()),
+            explored: Mutex::new(Vec::new()),
         })
+    }
+
+    /// What each trial that ended reached, in the order they ended.
+    pub fn explored(&self) -> Vec<Explored> {
+        self.explored.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+
+    /// Prints a trial's line, and keeps what it reached.
+    fn said(&self, trial: &str, tally: &report::Tally, refused: usize) {
+        let line = tally.line(trial, &self.manifest, refused);
+        eprintln!("{line}");
+        if let Ok(mut explored) = self.explored.lock() {
+            explored.push(Explored {
+                trial: trial.to_string(),
+                cases: tally.cases,
+                edges: tally.edges,
+                statuses: tally.statuses.clone(),
+                line,
+            });
+        }
     }
 
     /// The declared codes the cases of either trial reached, each with the first trial and
@@ -138,7 +177,7 @@ impl Explorer {
                         continue;
                     }
                     Err(trouble @ Trouble::Upstream(_)) => {
-                        eprintln!("{}", tally.line(name, manifest, plan.refused));
+                        self.said(name, &tally, plan.refused);
                         return Err(ExploreError::Upstream(trouble));
                     }
                 };
@@ -163,7 +202,7 @@ impl Explorer {
                 }
             }
         }
-        eprintln!("{}", tally.line(name, manifest, plan.refused));
+        self.said(name, &tally, plan.refused);
         let Some((case, outcome)) = found else {
             return match tally.only_failures(manifest) {
                 Some(reached) => Err(ExploreError::OnlyFailures {

@@ -27,7 +27,7 @@ mod settings;
 mod shrink;
 
 pub use error::{ExploreError, SettingError};
-pub use explorer::{Batch, Call, Explorer};
+pub use explorer::{Batch, Call, Explored, Explorer};
 pub use judge::Outcome;
 pub use plan::{Case, Origin, Plan, plan};
 pub use settings::{

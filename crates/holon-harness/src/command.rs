@@ -12,6 +12,7 @@ use crate::Harness;
 use crate::settings::Layer;
 use holon_core::check::Report;
 
+pub use crate::call::{CALL_VAR, Spec as CallSpec};
 pub use crate::era::{Era, PROTOCOL_VAR, Protocol, parse_protocol};
 pub use crate::error::{AddressError, SettingError};
 pub use crate::provenance::{RevisionError, read_revision};
@@ -19,8 +20,8 @@ pub use crate::remote::{Header, parse_header, parse_url};
 pub use crate::settings::{
     BLESS_VAR, CHECKS_SHOWN, CONCURRENCY_VAR, EXPLORE_CASES_VAR, EXPLORE_SEED_VAR, FAULTS_VAR,
     FORCE_VAR, JUNIT_VAR, MAX_CALLS_VAR, MIN_STRICT_SUCCESS_RATE_VAR, MIN_SUCCESS_RATE_VAR,
-    RECEIPTS_VAR, REPEAT_VAR, SERVER_URL_VAR, STARTUP_VAR, parse_concurrency, parse_max_calls,
-    parse_rate, parse_repeat, parse_seconds, parse_switch, shell_quote,
+    RECEIPTS_VAR, REPEAT_VAR, REPORT_VAR, SERVER_URL_VAR, STARTUP_VAR, parse_concurrency,
+    parse_max_calls, parse_rate, parse_repeat, parse_seconds, parse_switch, shell_quote,
 };
 pub use holon_explore::{parse_cases, parse_seed};
 pub use holon_upstream::{MODE_VAR as UPSTREAM_VAR, Mode as UpstreamMode, parse_mode};
@@ -101,6 +102,45 @@ pub fn run_url(
     harness.run_code(args)
 }
 
+/// `holon-test call` on the server `server` starts (a `--server-cmd`, or `[server] command`),
+/// with the command line's settings on top: one call, said; the exit code.
+pub fn call_server_command(
+    manifest: &Path,
+    (server, function): (String, Option<String>),
+    given: CommandLine,
+    program: String,
+    spec: &CallSpec,
+) -> u8 {
+    let mut harness = Harness::new(manifest).server_command(server);
+    if let Some(function) = function {
+        let adapter =
+            crate::adapter::Adapter::new(function, holon_core::manifest::folder_of(manifest));
+        harness.agent = Some(std::sync::Arc::new(adapter.clone()));
+        harness.adapter = Some(adapter);
+    }
+    harness.command_line = given;
+    harness.program = program;
+    harness.call_code(spec)
+}
+
+/// `holon-test call --url URL`: one call to the server already running there, reached with
+/// `headers` and trusting `ca_cert`, as [`run_url`] reaches it.
+pub fn call_url(
+    manifest: &Path,
+    url: String,
+    (headers, ca_cert): (Vec<Header>, Option<std::path::PathBuf>),
+    mut given: CommandLine,
+    program: String,
+    spec: &CallSpec,
+) -> u8 {
+    let mut harness = Harness::new(manifest);
+    given.server_url = Some(url);
+    harness.command_line = given;
+    harness.program = program;
+    harness.remote = (headers, ca_cert);
+    harness.call_code(spec)
+}
+
 /// Runs a command in a process group of its own with a watcher, so that if this process is
 /// killed (SIGKILL included), the command and everything it started end too; whatever is left
 /// in the group when the command exits ends with it.
@@ -109,6 +149,58 @@ pub fn supervised_status(command: &mut Command) -> std::io::Result<ExitStatus> {
     let status = child.wait();
     group.end();
     status
+}
+
+/// A command running in a watched process group of its own, as [`supervised_status`] runs
+/// one, that a Ctrl-C or SIGTERM to this process stops too (see [`stop_on_signal`]): a run
+/// under `--watch`. Dropping it ends the group.
+pub struct Supervised {
+    child: std::sync::Arc<std::sync::Mutex<std::process::Child>>,
+    group: crate::supervise::Group,
+}
+
+impl Supervised {
+    /// Starts `command` in a group of its own, with its watcher.
+    pub fn spawn(command: &mut Command) -> std::io::Result<Supervised> {
+        let (child, group) = crate::supervise::spawn(command)?;
+        let child = std::sync::Arc::new(std::sync::Mutex::new(child));
+        crate::process::register(group.id(), child.clone());
+        Ok(Supervised { child, group })
+    }
+
+    /// The command's exit status, once it has exited.
+    pub fn try_wait(&self) -> Option<ExitStatus> {
+        let mut child = self.child.lock().ok()?;
+        child.try_wait().ok().flatten()
+    }
+
+    /// Asks every process of the group to stop (SIGTERM): the command ends as it would on
+    /// Ctrl-C, stopping what it started.
+    pub fn terminate(&self) {
+        crate::supervise::terminate(self.group.id());
+    }
+
+    /// Ends the whole group at once (SIGKILL) and reaps the command; the exit status.
+    pub fn end(&mut self) -> Option<ExitStatus> {
+        crate::process::unregister(self.group.id());
+        self.group.end();
+        let mut child = self.child.lock().ok()?;
+        let _ = child.kill();
+        child.wait().ok()
+    }
+}
+
+impl Drop for Supervised {
+    fn drop(&mut self) {
+        let _ = self.end();
+    }
+}
+
+/// On Ctrl-C or SIGTERM, every [`Supervised`] group and every server this process started is
+/// stopped (SIGTERM, a moment, SIGKILL), then the process ends as the signal would have ended
+/// it (130, 143). Once per process.
+pub fn stop_on_signal() {
+    crate::process::stop_all_on_signal();
 }
 
 /// Where the command line's run writes its JUnit report: `--junit`, else `HOLON_JUNIT`.
@@ -144,6 +236,69 @@ pub fn github_enabled() -> bool {
 /// `program`'s `explain`.
 pub fn github_render(report: &Report, program: &str) -> String {
     crate::github::render_check(report, program)
+}
+
+/// `holon-test report RECEIPTS...`: the receipts `files` read as one run of `manifest` (which
+/// must pass the publish checks, and be the manifest they were written for), measured as the run
+/// would have: the `measure:` lines on stdout, or with `out` the page written there. What the
+/// reader has to say (a file cut short) is a warning on stderr.
+pub fn report(
+    manifest: &Path,
+    files: &[std::path::PathBuf],
+    out: Option<&Path>,
+    program: &str,
+) -> u8 {
+    let color = crate::exit::color(None);
+    let report = holon_core::check::check_file(manifest);
+    let checked = match holon_core::check::into_manifest(report) {
+        Ok(checked) => checked,
+        Err(refused) => {
+            eprint!(
+                "{}",
+                holon_core::check::render::human(&refused, color, program)
+            );
+            return crate::exit::REFUSED;
+        }
+    };
+    let prices: Vec<(String, Option<holon_core::config::TokenPrice>)> =
+        match holon_core::config::read(&checked.dir()) {
+            Ok(config) => (config.iter())
+                .flat_map(|c| c.upstreams.iter())
+                .map(|u| (u.name.clone(), u.price))
+                .collect(),
+            Err(refused) => {
+                eprint!(
+                    "{}",
+                    holon_core::check::render::human(&refused, color, program)
+                );
+                return crate::exit::REFUSED;
+            }
+        };
+    let measured = match crate::measure::measured(&checked, files, &prices) {
+        Ok(measured) => measured,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return crate::exit::REFUSED;
+        }
+    };
+    for note in &measured.notes {
+        eprintln!("warning: {note}");
+    }
+    let Some(out) = out else {
+        // A reader that went away (`| head`) is not an error of ours.
+        use std::io::Write;
+        let _ = std::io::stdout()
+            .lock()
+            .write_all(measured.lines.as_bytes());
+        return crate::exit::OK;
+    };
+    match crate::page::of_receipts(&checked, files, measured).write(out) {
+        Ok(()) => {
+            eprintln!("wrote `{}`", out.display());
+            crate::exit::OK
+        }
+        Err(e) => crate::error::RunError::from(e).report(color, program),
+    }
 }
 
 /// Runs a harness with explicit libtest arguments and returns its exit code, as

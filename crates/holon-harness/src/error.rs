@@ -542,6 +542,27 @@ pub enum ReceiptsError {
     },
 }
 
+/// Why the page could not be written.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PageError {
+    /// Its folder could not be made.
+    #[error("`--report`: cannot create the folder `{}`: {why}", dir.display())]
+    Folder {
+        /// The folder.
+        dir: PathBuf,
+        /// The system's reason.
+        why: String,
+    },
+    /// The file could not be written.
+    #[error("`--report`: cannot write `{}`: {why}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The system's reason.
+        why: String,
+    },
+}
+
 /// Why nextest's setup script could not give the run its server.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum SetupError {
@@ -627,6 +648,9 @@ pub enum RunError {
     /// The receipts could not be written.
     #[error(transparent)]
     Receipts(#[from] ReceiptsError),
+    /// The `--report` page could not be written.
+    #[error(transparent)]
+    Page(#[from] PageError),
     /// nextest's setup script failed.
     #[error(transparent)]
     Setup(#[from] SetupError),
@@ -646,6 +670,7 @@ impl RunError {
             | RunError::Config(_)
             | RunError::Junit(_)
             | RunError::Receipts(_)
+            | RunError::Page(_)
             | RunError::Setup(_) => exit::REFUSED,
         }
     }

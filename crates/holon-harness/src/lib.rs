@@ -19,6 +19,7 @@ compile_error!(
 );
 
 mod adapter;
+mod call;
 mod checks;
 pub mod command;
 mod compare;
@@ -35,6 +36,7 @@ mod github;
 mod junit;
 mod mcp;
 mod measure;
+mod page;
 mod pass;
 mod planted;
 mod process;
@@ -46,6 +48,7 @@ mod setup;
 #[cfg(target_os = "linux")]
 mod strays;
 mod supervise;
+mod target;
 mod tls;
 mod trials;
 mod verdict;
@@ -61,7 +64,7 @@ use crate::context::{Functions, Run};
 use crate::era::{Era, Protocol};
 use crate::error::RunError;
 use crate::function::FunctionPass;
-use crate::mcp::{McpPass, Server, ServerAt};
+use crate::mcp::{McpPass, Server};
 use crate::measure::{Asked, Meter, Plan, Receipts, Setup};
 use crate::pass::Caller;
 use crate::process::ServerSpec;
@@ -227,6 +230,16 @@ impl Harness {
     /// Run as nextest's setup script (`HOLON_NEXTEST_SETUP=1`, see the scaffold's
     /// `.config/nextest.toml`), it starts the server once for the whole nextest run instead.
     pub fn run(self) -> ExitCode {
+        // `holon-test call --function` in a Rust package: one call, through this function.
+        if let Some(spec) = call::Spec::requested() {
+            return ExitCode::from(match spec {
+                Ok(spec) => self.call_code(&spec),
+                Err(why) => {
+                    eprintln!("error: {why}");
+                    exit::USAGE
+                }
+            });
+        }
         if let Some(role) = setup::role() {
             let dir = holon_core::manifest::folder_of(&self.manifest);
             let config = holon_core::config::read(&dir).ok().flatten();
@@ -343,7 +356,29 @@ impl Harness {
         if let Some(mcp) = &mcp {
             passes.extend(mcp.passes.iter().map(|m| m.clone() as Arc<dyn Caller>));
         }
-        self.conclude(&run, args, &conclusion, &passes, mcp.as_ref(), started)
+        self.conclude(
+            &run,
+            args,
+            &conclusion,
+            &passes,
+            mcp.as_ref(),
+            (started, &explorer),
+        )
+    }
+
+    /// One call by hand (`holon-test call`, or [`call::CALL_VAR`] in a test target): the run
+    /// prepared as a test run's is, then the call through the function or the server.
+    pub(crate) fn call_code(mut self, spec: &call::Spec) -> u8 {
+        self.checks_shown = true;
+        let args = Arguments::default();
+        let run = match self.prepare(&args) {
+            Ok(Some((run, _))) => run,
+            Ok(None) => return exit::REFUSED,
+            Err(error) => return self.stopped(&error, &args),
+        };
+        let agent = self.agent.clone().filter(|_| spec.function);
+        call::make(&run, spec, agent, self.target(), self.adapter.as_ref())
+            .unwrap_or_else(|error| self.stopped(&error, &args))
     }
 
     /// A run that could not start: the error said, and in the JUnit report (when one is asked
@@ -559,34 +594,9 @@ impl Harness {
         function: Option<Arc<FunctionPass>>,
         trials: &mut Vec<Trial>,
     ) -> Result<Option<Mcp>, RunError> {
-        let at = match (&run.settings.server_url, &self.server) {
-            (Some(url), _) => {
-                let (headers, ca_cert) = self.remote.clone();
-                let remote = remote::Remote::new(url, headers, ca_cert).map_err(|why| {
-                    // The command line checked its `--url`; only the variable can be wrong here.
-                    match self.command_line.server_url {
-                        Some(_) => RunError::Remote(why),
-                        None => RunError::ServerUrlVar {
-                            var: settings::SERVER_URL_VAR,
-                            why,
-                        },
-                    }
-                })?;
-                ServerAt::Running(Arc::new(remote))
-            }
-            (None, Some(spec)) => ServerAt::Start(spec.clone()),
-            (None, None) => return Ok(None),
+        let Some(server) = target::server(run, self.target())? else {
+            return Ok(None);
         };
-        let mut env = self.server_env.clone();
-        if let Some(u) = &run.upstreams {
-            env.extend(u.server_env().iter().cloned());
-        }
-        if run.settings.bless {
-            // A Rust server checks its manifest as the run does: an example output the schema
-            // no longer admits is what this run rewrites.
-            env.push((settings::BLESS_VAR.to_string(), "1".to_string()));
-        }
-        let server = McpPass::server(run, at, env);
         let mcp = Arc::new(McpPass::new(run, server.clone(), 0));
         mcp.select(
             runs(args, "mcp::tools/list"),
@@ -626,8 +636,18 @@ impl Harness {
         }))
     }
 
+    /// What this harness says of its server, for the MCP pass.
+    fn target(&self) -> target::Target<'_> {
+        target::Target {
+            server: self.server.as_ref(),
+            remote: &self.remote,
+            url_given: self.command_line.server_url.is_some(),
+            env: &self.server_env,
+        }
+    }
+
     /// After the trials: the server stopped (its output shown when a trial failed), the notes,
-    /// the annotations, `--bless`, the JUnit report, and the exit code.
+    /// the annotations, `--bless`, the JUnit report, the `--report` page, and the exit code.
     fn conclude(
         &self,
         run: &Run,
@@ -635,7 +655,7 @@ impl Harness {
         conclusion: &libtest_mimic::Conclusion,
         passes: &[Arc<dyn Caller>],
         mcp: Option<&Mcp>,
-        started: std::time::Instant,
+        (started, explorer): (std::time::Instant, &Explorer),
     ) -> u8 {
         let scrub = |text: &str| run.records.scrub(text);
         if let Some(mcp) = mcp
@@ -730,6 +750,12 @@ impl Harness {
                 .map(|e| e.name.clone())
                 .collect();
             if let Err(error) = upstreams.finish(&names) {
+                code = code.max(RunError::from(error).report(use_color(args), &self.program));
+            }
+        }
+        if let Some(path) = run.settings.report.as_ref().filter(|_| !args.list) {
+            let page = page::of_run(run, &records, explorer.explored(), conclusion, code);
+            if let Err(error) = page.write(path) {
                 code = code.max(RunError::from(error).report(use_color(args), &self.program));
             }
         }

@@ -51,6 +51,10 @@ pub(crate) trait Caller: Send + Sync {
     /// no answer in time among others was tried again alone.
     fn all(&self, inputs: &[Value]) -> Vec<Reply>;
 
+    /// One input by hand (`holon-test call`), alone, entered on the upstreams in `scope`: as
+    /// it ended, timed as its receipt would time it.
+    fn single(&self, input: &Value, scope: Scope) -> CallEnd;
+
     /// Calls under planted faults, in flight together up to the concurrency (a call whose
     /// answer the proxy holds back, the `slow` fault, gives its place to the next while it
     /// waits on the agent's own patience), each one's end given to `done` with its place in

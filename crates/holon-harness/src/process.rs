@@ -303,7 +303,16 @@ fn live_groups() -> &'static Mutex<Vec<Live>> {
     GROUPS.get_or_init(|| Mutex::new(Vec::new()))
 }
 
-fn unregister(pgid: i32) {
+/// Has [`stop_all`] stop `pgid`, a group this process started whose first process is `child`
+/// (a server's, or a run's under `--watch`), until [`unregister`]ed.
+pub(crate) fn register(pgid: i32, child: Arc<Mutex<Child>>) {
+    if let Ok(mut groups) = live_groups().lock() {
+        groups.push((pgid, child));
+    }
+}
+
+/// The group `pgid` is stopped, or about to be, by its owner.
+pub(crate) fn unregister(pgid: i32) {
     if let Ok(mut groups) = live_groups().lock() {
         groups.retain(|(g, _)| *g != pgid);
     }
@@ -432,9 +441,7 @@ fn spawn(
     }
     let pgid = group.id();
     let child = Arc::new(Mutex::new(child));
-    if let Ok(mut groups) = live_groups().lock() {
-        groups.push((pgid, child.clone()));
-    }
+    register(pgid, child.clone());
     Ok(ServerProcess {
         child,
         group: Mutex::new(group),

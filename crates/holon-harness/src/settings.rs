@@ -39,6 +39,8 @@ pub const SERVER_URL_VAR: &str = "HOLON_SERVER_URL";
 pub const REPEAT_VAR: &str = "HOLON_REPEAT";
 /// `--receipts`: one JSON line per measured call.
 pub const RECEIPTS_VAR: &str = "HOLON_RECEIPTS";
+/// `--report`: the run as one HTML page.
+pub const REPORT_VAR: &str = "HOLON_REPORT";
 /// `--min-success-rate`: the run fails below it.
 pub const MIN_SUCCESS_RATE_VAR: &str = "HOLON_MIN_SUCCESS_RATE";
 /// `--min-strict-success-rate`: the run fails when the success rate, counting the declared
@@ -134,6 +136,8 @@ pub struct Layer {
     pub repeat: Option<u32>,
     /// Where to write one JSON line per measured call.
     pub receipts: Option<PathBuf>,
+    /// Where to write the run as one HTML page.
+    pub report: Option<PathBuf>,
     /// The success rate below which the run fails.
     pub min_success_rate: Option<f64>,
     /// The strict success rate below which the run fails.
@@ -181,6 +185,7 @@ impl Layer {
             force: var(FORCE_VAR)?.map(|v| v == "1"),
             repeat: parsed(REPEAT_VAR, var(REPEAT_VAR)?, parse_repeat)?,
             receipts: var(RECEIPTS_VAR)?.map(PathBuf::from),
+            report: var(REPORT_VAR)?.map(PathBuf::from),
             min_success_rate: parsed(MIN_SUCCESS_RATE_VAR, var(MIN_SUCCESS_RATE_VAR)?, parse_rate)?,
             min_strict_success_rate: parsed(
                 MIN_STRICT_SUCCESS_RATE_VAR,
@@ -209,6 +214,7 @@ impl Layer {
             force: self.force.or(lower.force),
             repeat: self.repeat.or(lower.repeat),
             receipts: self.receipts.or_else(|| lower.receipts.clone()),
+            report: self.report.or_else(|| lower.report.clone()),
             min_success_rate: self.min_success_rate.or(lower.min_success_rate),
             min_strict_success_rate: self
                 .min_strict_success_rate
@@ -248,6 +254,8 @@ pub struct Settings {
     pub repeat: Option<u32>,
     /// Where to write one JSON line per measured call.
     pub receipts: Option<PathBuf>,
+    /// Where to write the run as one HTML page.
+    pub report: Option<PathBuf>,
     /// The success rate below which the run fails.
     pub min_success_rate: Option<f64>,
     /// The strict success rate (declared failures that come and go for one input counted as
@@ -385,6 +393,7 @@ fn resolve_layers(
         force: given.force.unwrap_or(false),
         repeat: given.repeat,
         receipts: given.receipts,
+        report: given.report,
         min_success_rate: given.min_success_rate,
         min_strict_success_rate: given.min_strict_success_rate,
         max_calls: given.max_calls,
@@ -499,6 +508,7 @@ mod tests {
             force: Some(on),
             repeat: Some(1),
             receipts: Some(PathBuf::from(format!("{n}.jsonl"))),
+            report: Some(PathBuf::from(format!("{n}.html"))),
             min_success_rate: Some(n as f64 / 10.0),
             min_strict_success_rate: Some(n as f64 / 20.0),
             max_calls: Some(n as u64),
@@ -534,6 +544,7 @@ mod tests {
             );
             assert_eq!(s.force, on);
             assert_eq!(s.receipts, Some(PathBuf::from(format!("{n}.jsonl"))));
+            assert_eq!(s.report, Some(PathBuf::from(format!("{n}.html"))));
             assert_eq!(s.min_success_rate, Some(n as f64 / 10.0));
             assert_eq!(s.min_strict_success_rate, Some(n as f64 / 20.0));
             assert_eq!(s.max_calls, Some(n as u64));

@@ -130,7 +130,9 @@ pub struct Count {
 }
 
 impl Count {
-    fn add(&mut self, answer: Option<(u16, Tokens, bool)>) {
+    /// Counts one request and its answer: the status, the tokens, and whether it came after its
+    /// call ended; `None` when no answer came.
+    pub fn add(&mut self, answer: Option<(u16, Tokens, bool)>) {
         self.requests += 1;
         let Some((_, tokens, late)) = answer else {
             return;

@@ -86,6 +86,14 @@ impl Running {
         }
     }
 
+    /// The process's stdin, when it was piped (once).
+    pub fn stdin(&mut self) -> std::process::ChildStdin {
+        self.child
+            .stdin
+            .take()
+            .expect("stdin was piped, and is taken once")
+    }
+
     /// Standard output so far, as text.
     pub fn stdout(&self) -> String {
         String::from_utf8_lossy(&self.stdout.lock().unwrap()).into_owned()

@@ -5,21 +5,26 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use std::time::Instant;
+
 use super::cases::Cases;
 use super::examples::{Flight, Shape};
-use crate::context::Run;
+use super::run::{BLOCKED_GRACE, blocked, harness_failed, run_one};
+use crate::context::{Functions, Run};
 use crate::error::NoAnswer;
 use crate::measure::CallEnd;
 use crate::pass::{Caller, Planted};
-use holon_core::gateway::{Answer, Pass, Reply};
+use holon_core::gateway::{Answer, Pass, Reply, Status};
 use holon_runtime::{Agent, Runner};
-use holon_upstream::Mode;
 use holon_upstream::fault::Faulted;
+use holon_upstream::{Entered, Mode, Scope, Upstreams};
 
 /// The function pass of one run: the agent function called in-process.
 pub(crate) struct FunctionPass {
     flight: Arc<Flight>,
     cases: Cases,
+    /// What a call by hand goes through: the runner, its runtime, the upstreams.
+    by_hand: (Arc<Runner>, Option<Arc<Functions>>, Option<Arc<Upstreams>>),
     /// Whether the function calls real upstreams (live), whose answers vary.
     live: bool,
 }
@@ -49,6 +54,7 @@ impl FunctionPass {
             run.upstreams.clone(),
             run.meter.clone(),
         ));
+        let by_hand = (runner.clone(), run.functions.clone(), run.upstreams.clone());
         let cases = Cases::new(
             runner,
             run.functions.clone(),
@@ -59,6 +65,7 @@ impl FunctionPass {
         FunctionPass {
             flight,
             cases,
+            by_hand,
             live,
         }
     }
@@ -93,6 +100,49 @@ impl Caller for FunctionPass {
 
     fn all(&self, inputs: &[Value]) -> Vec<Reply> {
         self.cases.all(inputs)
+    }
+
+    fn single(&self, input: &Value, scope: Scope) -> CallEnd {
+        let (runner, functions, upstreams) = &self.by_hand;
+        let Some(functions) = functions else {
+            return CallEnd::without(1, harness_failed("the function pass has no runtime"));
+        };
+        let limit = runner.manifest().runtime.limits.timeout() + BLOCKED_GRACE;
+        functions.block_on(async {
+            let entered = match upstreams {
+                Some(u) => Some(
+                    u.enter(Pass::Function, scope, std::slice::from_ref(input))
+                        .await,
+                ),
+                None => None,
+            };
+            let started = Instant::now();
+            let call = tokio::spawn({
+                let (runner, input) = (runner.clone(), input.clone());
+                async move { run_one(&runner, input).await }
+            });
+            // A function that blocks its thread cannot be cancelled: it is given up on.
+            let answer = match tokio::time::timeout(limit, call).await {
+                Ok(Ok(answer)) => Ok(Answer::from(answer)),
+                Ok(Err(e)) => Err(harness_failed(&e.to_string())),
+                Err(_) => Ok(Answer::Failed {
+                    code: Some(Status::Timeout.code().to_string()),
+                    message: blocked(runner.manifest().runtime.limits.timeout()),
+                }),
+            };
+            let took = started.elapsed();
+            let answer = match entered.as_ref().and_then(Entered::trouble) {
+                Some(trouble) => Err(NoAnswer::Trouble(trouble)),
+                None => answer,
+            };
+            CallEnd {
+                run: 1,
+                answer,
+                failure: entered.as_ref().and_then(Entered::upstream_failure),
+                took,
+                upstream: entered.as_ref().map(Entered::used).unwrap_or_default(),
+            }
+        })
     }
 
     fn faulted_all(&self, calls: &[Planted], done: &(dyn Fn(usize, Faulted) + Sync)) {

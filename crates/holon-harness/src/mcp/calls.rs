@@ -558,10 +558,21 @@ impl Calls {
                 false,
             );
         };
+        let scope = Scope::Example(example.name.clone());
+        self.call_input(&example.input, scope, run).await
+    }
+
+    /// One call of `input` (its `run`-th), entered on the upstreams in `scope`, as it ended;
+    /// see [`Calls::call_once`].
+    async fn call_input(
+        &self,
+        input: &Value,
+        scope: Scope,
+        run: u32,
+    ) -> (CallEnd, Option<Crowded>, bool) {
         let entered = match &self.upstreams {
             Some(upstreams) => {
-                let scope = Scope::Example(example.name.clone());
-                let inputs = std::slice::from_ref(&example.input);
+                let inputs = std::slice::from_ref(input);
                 Some(upstreams.enter(Pass::Mcp, scope, inputs).await)
             }
             None => None,
@@ -571,7 +582,7 @@ impl Calls {
             answer,
             crowded,
             first,
-        } = self.send(&example.input).await;
+        } = self.send(input).await;
         let took = sent.elapsed();
         let answer = match &entered {
             Some(entered) => entered.reply(answer).map_err(NoAnswer::Trouble),
@@ -586,6 +597,24 @@ impl Calls {
             upstream: entered.as_ref().map(Entered::used).unwrap_or_default(),
         };
         (end, crowded, first)
+    }
+
+    /// One call of `input` by hand (`holon-test call`), entered on the upstreams in `scope`,
+    /// alone on the server, as it ended; the server unreachable is its answer.
+    pub(crate) fn single(&self, input: &Value, scope: Scope) -> CallEnd {
+        let live = match self.conn() {
+            Ok(live) => live,
+            Err(why) => {
+                return CallEnd {
+                    answer: Ok(Answer::Unreachable(why.to_string())),
+                    ..CallEnd::without(1, NoAnswer::NotMade)
+                };
+            }
+        };
+        live.runtime.block_on(async {
+            let _alone = self.server.alone().await;
+            self.call_input(input, scope, 1).await.0
+        })
     }
 
     /// One `tools/call` with `input` as its arguments; a server the run started that died

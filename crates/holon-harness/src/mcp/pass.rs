@@ -15,8 +15,8 @@ use crate::measure::CallEnd;
 use crate::pass::{Caller, Planted};
 use holon_core::gateway::{Pass, Reply, Status};
 use holon_core::manifest::Manifest;
-use holon_upstream::Mode;
 use holon_upstream::fault::Faulted;
+use holon_upstream::{Mode, Scope};
 
 /// The MCP pass of one run in one era: its server, and the calls made to it in that era.
 pub(crate) struct McpPass {
@@ -143,6 +143,10 @@ impl Caller for McpPass {
 
     fn all(&self, inputs: &[Value]) -> Vec<Reply> {
         self.calls.all(inputs)
+    }
+
+    fn single(&self, input: &Value, scope: Scope) -> CallEnd {
+        self.calls.single(input, scope)
     }
 
     fn faulted_all(&self, calls: &[Planted], done: &(dyn Fn(usize, Faulted) + Sync)) {

@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::ended::CallEnd;
+use super::picture::Picture;
 use super::receipts::Receipts;
 use super::tally::{Context, Tally, percent};
 use crate::error::ReceiptsError;
@@ -92,7 +93,7 @@ impl Meter {
             .get(index)
             .map_or("", |e| e.name.as_str());
         if let Some(receipts) = &self.receipts {
-            receipts.write(&self.manifest, name, end, &self.secrets);
+            receipts.write(&self.manifest, (pass, name), end, &self.secrets);
         }
         if let Ok(mut tally) = self.tally.lock() {
             tally.add(&self.manifest, index, end);
@@ -129,6 +130,20 @@ impl Meter {
             report.push_str(&format!("measure: not run (`--max-calls`): {line}\n"));
         }
         self.secrets.scrub(&report).into_owned()
+    }
+
+    /// What the report page draws of the calls counted, with the report's lines.
+    pub(crate) fn picture(&self) -> Option<Picture> {
+        let lines = self.report();
+        let tally = self.tally.lock().ok()?;
+        let spend = self.upstreams.as_ref().map(|u| u.spend(false));
+        let mut picture = tally.picture(&self.context(spend.as_ref()), lines);
+        for row in std::iter::once(&mut picture.total).chain(&mut picture.examples) {
+            for (what, _, _) in &mut row.statuses {
+                *what = self.secrets.scrub(what).into_owned();
+            }
+        }
+        Some(picture)
     }
 
     /// A signal is ending the run: nothing more is counted or written (a receipt being

@@ -6,17 +6,22 @@
 //!
 //! The modules, lowest first: `stats` (the Wilson interval, percentiles), `ended` (one call's
 //! end, what is billed and counted), `plan` (the calls a run makes); `receipts` (the file) and
-//! `tally` (the counts and the report); `meter` (what the calls go through).
+//! `tally` (the counts and the report); `meter` (what the calls go through), `picture` (what the
+//! report page draws of them) and `read` (receipts files read back as one run).
 
 mod ended;
 mod meter;
+mod picture;
 mod plan;
+mod read;
 mod receipts;
 mod stats;
 mod tally;
 
 pub(crate) use ended::{CallEnd, counted};
 pub(crate) use meter::{Meter, Setup};
+pub(crate) use picture::{Kind, Picture, Row};
 pub(crate) use plan::{Asked, Plan};
-pub(crate) use receipts::Receipts;
-pub(crate) use tally::run_spend;
+pub(crate) use read::{Measured, measured};
+pub(crate) use receipts::{Receipts, receipt};
+pub(crate) use tally::{money, percent, run_spend, seconds};

@@ -1,6 +1,9 @@
 //! `--receipts PATH`: one JSON line per measured call, written as the call ends, so an author
 //! can plot a run or diff two: `{"example", "run", "status", "billed", "ms", "upstream":
-//! [{"name", "status", "input_tokens", "output_tokens"}]}`, `null` where a thing is unknown.
+//! [{"name", "status", "input_tokens", "output_tokens"}], "pass", "manifest": {"name",
+//! "version", "sha256"}}`, `null` where a thing is unknown. The pass and the manifest's identity
+//! let `holon-test report` read several files (a run's shards) as one run, and refuse a file of
+//! another manifest.
 //! Each line goes out whole in one write under a lock, and a signal closes the file under that
 //! lock: an interrupted run leaves whole lines. A line holds no value of the run's secrets.
 
@@ -13,6 +16,7 @@ use serde_json::{Value, json};
 
 use super::ended::{CallEnd, billed};
 use crate::error::ReceiptsError;
+use holon_core::gateway::Pass;
 use holon_core::manifest::Manifest;
 use holon_core::secrets::Secrets;
 
@@ -44,9 +48,15 @@ impl Receipts {
         })
     }
 
-    /// Writes the receipt of `end`, a call of example `name`, scrubbed of `secrets`.
-    pub(crate) fn write(&self, manifest: &Manifest, name: &str, end: &CallEnd, secrets: &Secrets) {
-        let mut text = receipt(manifest, name, end, secrets).to_string();
+    /// Writes the receipt of `end`, a call of example `name` on `pass`, scrubbed of `secrets`.
+    pub(crate) fn write(
+        &self,
+        manifest: &Manifest,
+        (pass, name): (Pass, &str),
+        end: &CallEnd,
+        secrets: &Secrets,
+    ) {
+        let mut text = receipt(manifest, (pass, name), end, secrets).to_string();
         text.push('\n');
         let Ok(mut file) = self.file.lock() else {
             return;
@@ -80,9 +90,14 @@ impl Receipts {
     }
 }
 
-/// The receipt of one call, as a JSON object in a fixed key order; the one text in it that
-/// comes from the call (why it was not judged) scrubbed of `secrets`.
-pub(crate) fn receipt(manifest: &Manifest, name: &str, end: &CallEnd, secrets: &Secrets) -> Value {
+/// The receipt of one call of example `name` on `pass`, as a JSON object in a fixed key order;
+/// the one text in it that comes from the call (why it was not judged) scrubbed of `secrets`.
+pub(crate) fn receipt(
+    manifest: &Manifest,
+    (pass, name): (Pass, &str),
+    end: &CallEnd,
+    secrets: &Secrets,
+) -> Value {
     let status = end.status(manifest.gateway());
     let upstream: Vec<Value> = (end.upstream.iter())
         .map(|u| {
@@ -101,7 +116,14 @@ pub(crate) fn receipt(manifest: &Manifest, name: &str, end: &CallEnd, secrets: &
         "billed": status.as_ref().is_some_and(|s| billed(manifest, s)),
         "ms": end.took.as_millis() as u64,
         "upstream": upstream,
+        "pass": pass.name(),
     });
+    if let (Some(identity), Value::Object(map)) = (manifest.identity(), &mut line) {
+        map.insert(
+            "manifest".into(),
+            json!({"name": identity.name, "version": identity.version, "sha256": identity.sha256}),
+        );
+    }
     if let (Err(why), Value::Object(map)) = (&end.answer, &mut line) {
         let why = why.to_string();
         let first = why.lines().next().unwrap_or_default();

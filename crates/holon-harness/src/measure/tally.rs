@@ -29,13 +29,13 @@ const AGAINST: [Status; 5] = [
 
 /// One measured call, as counted.
 #[derive(Debug, Clone)]
-struct Seen {
+pub(super) struct Seen {
     /// `None`: nothing to judge (its upstream requests went wrong on the harness's side).
-    status: Option<Status>,
+    pub(super) status: Option<Status>,
     /// Why there was nothing to judge, in a line.
-    not_judged: Option<String>,
-    took: Duration,
-    billed: bool,
+    pub(super) not_judged: Option<String>,
+    pub(super) took: Duration,
+    pub(super) billed: bool,
 }
 
 /// The measured calls, by example.
@@ -58,19 +58,20 @@ pub(crate) struct Context<'a> {
 
 /// The figures of some calls.
 #[derive(Debug, Default)]
-struct Figures {
-    calls: u64,
-    not_judged: BTreeMap<String, u64>,
-    success: u64,
-    declared: BTreeMap<String, u64>,
+pub(super) struct Figures {
+    pub(super) calls: u64,
+    pub(super) not_judged: BTreeMap<String, u64>,
+    pub(super) success: u64,
+    pub(super) declared: BTreeMap<String, u64>,
     /// Every other status, by code.
-    against: BTreeMap<String, u64>,
-    billed: u64,
-    took: Vec<Duration>,
+    pub(super) against: BTreeMap<String, u64>,
+    pub(super) billed: u64,
+    /// How long each judged call took, shortest first.
+    pub(super) took: Vec<Duration>,
 }
 
 impl Figures {
-    fn of<'a>(seen: impl Iterator<Item = &'a Seen>) -> Figures {
+    pub(super) fn of<'a>(seen: impl Iterator<Item = &'a Seen>) -> Figures {
         let mut f = Figures::default();
         for s in seen {
             f.calls += 1;
@@ -91,17 +92,17 @@ impl Figures {
         f
     }
 
-    fn judged(&self) -> u64 {
+    pub(super) fn judged(&self) -> u64 {
         self.calls - self.not_judged.values().sum::<u64>()
     }
 
     /// The calls the success rate is measured on: judged, and not declared failures.
-    fn counted(&self) -> u64 {
+    pub(super) fn counted(&self) -> u64 {
         self.judged() - self.declared.values().sum::<u64>()
     }
 
     /// Successes over the counted calls; `None` when none counts.
-    fn rate(&self) -> Option<f64> {
+    pub(super) fn rate(&self) -> Option<f64> {
         (self.counted() > 0).then(|| self.success as f64 / self.counted() as f64)
     }
 
@@ -178,11 +179,23 @@ impl Tally {
                 why.lines().next().unwrap_or_default().to_string()
             }),
             status,
-            took: end.took,
+            // In whole milliseconds, as its receipt says it: the figures read back from the
+            // receipts are then the run's own.
+            took: Duration::from_millis(end.took.as_millis() as u64),
         };
+        self.add_seen(index, seen);
+    }
+
+    /// Counts a call of example `index` as it was seen (read back from its receipt).
+    pub(super) fn add_seen(&mut self, index: usize, seen: Seen) {
         if let Some(calls) = self.examples.get_mut(index) {
             calls.push(seen);
         }
+    }
+
+    /// Each example's calls, in the manifest's order.
+    pub(super) fn examples(&self) -> &[Vec<Seen>] {
+        &self.examples
     }
 
     /// How many calls were counted.
@@ -252,7 +265,7 @@ impl Tally {
     /// Each upstream's line, and the total spend when every answer's tokens are known and
     /// priced: the measured calls' requests, as the ledger counted them (an answer that came
     /// after its call ended included: it is paid for all the same).
-    fn upstream_spend(&self, cx: &Context<'_>) -> (Vec<String>, Option<f64>) {
+    pub(super) fn upstream_spend(&self, cx: &Context<'_>) -> (Vec<String>, Option<f64>) {
         let currency = &cx.manifest.pricing.currency;
         let mut lines = Vec::new();
         let mut total = Some(0.0);
@@ -482,6 +495,11 @@ fn totals(all: &Figures) -> String {
     line
 }
 
+/// What the author is paid for the billed calls among `all`, after the platform's fee.
+pub(super) fn paid(manifest: &Manifest, all: &Figures) -> f64 {
+    all.billed as f64 * manifest.pricing.price * (1.0 - FEE)
+}
+
 /// The price, what the author is paid, the upstream spend and the margin.
 fn money_lines(cx: &Context<'_>, all: &Figures, spend: &(Vec<String>, Option<f64>)) -> String {
     let pricing = &cx.manifest.pricing;
@@ -491,7 +509,7 @@ fn money_lines(cx: &Context<'_>, all: &Figures, spend: &(Vec<String>, Option<f64
         ChargeOn::Success => "success",
         ChargeOn::Attempt => "attempt",
     };
-    let paid = all.billed as f64 * pricing.price * (1.0 - FEE);
+    let paid = paid(cx.manifest, all);
     let mut line = format!(
         "measure: price {} {currency} a billed call (`charge_on: {charge}`), {} billed",
         money(pricing.price),
@@ -548,7 +566,7 @@ fn money_lines(cx: &Context<'_>, all: &Figures, spend: &(Vec<String>, Option<f64
     out
 }
 
-fn plural(n: u64) -> &'static str {
+pub(super) fn plural(n: u64) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
@@ -558,7 +576,7 @@ pub(crate) fn percent(rate: f64) -> String {
 }
 
 /// A time: `412 ms`, `10.95 s`.
-fn seconds(d: Duration) -> String {
+pub(crate) fn seconds(d: Duration) -> String {
     let ms = d.as_secs_f64() * 1000.0;
     if ms < 1000.0 {
         format!("{ms:.0} ms")
