@@ -25,6 +25,7 @@ mod files;
 mod hardening;
 mod harness;
 mod measure;
+mod partition;
 mod properties;
 mod recording;
 mod remote;

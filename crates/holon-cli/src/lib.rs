@@ -126,6 +126,12 @@ struct Cli {
     /// then explore's; what is left out is said [or `HOLON_MAX_CALLS`].
     #[arg(long, value_name = "N", value_parser = command::parse_max_calls, allow_negative_numbers = true)]
     max_calls: Option<u64>,
+    /// Run one shard of N, nextest's syntax: `count:K/N` deals the examples' calls (and
+    /// explore's cases, and the fault trials) round-robin, `hash:K/N` by a hash of their
+    /// names; N shards, each with its own server, together make the whole run [or
+    /// `HOLON_PARTITION`].
+    #[arg(long, value_name = "count:K/N|hash:K/N", value_parser = command::parse_partition)]
+    partition: Option<holon_core::partition::Partition>,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -554,6 +560,7 @@ fn command_line(cli: &Cli) -> CommandLine {
         min_success_rate: cli.min_success_rate,
         min_strict_success_rate: cli.min_strict_success_rate,
         max_calls: cli.max_calls,
+        partition: cli.partition,
     }
 }
 
@@ -621,6 +628,9 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
         }
         if let Some(rate) = cli.min_strict_success_rate {
             c.env(command::MIN_STRICT_SUCCESS_RATE_VAR, rate.to_string());
+        }
+        if let Some(partition) = cli.partition {
+            c.env(command::PARTITION_VAR, partition.name());
         }
         if let Some(n) = cli.max_calls {
             c.env(command::MAX_CALLS_VAR, n.to_string());

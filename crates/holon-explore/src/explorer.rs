@@ -85,6 +85,20 @@ impl Explorer {
         outcome
     }
 
+    /// The summary line of a trial, its shard's share of the plan named under `--partition`.
+    fn line(&self, tally: &report::Tally, name: &str, plan: &Plan) -> String {
+        let line = tally.line(name, &self.manifest, plan.refused);
+        match &self.settings.partition {
+            Some(partition) => format!(
+                "{line} (this shard's {} of the run's {} cases, `--partition {}`)",
+                plan.cases.len(),
+                plan.drawn,
+                partition.name()
+            ),
+            None => line,
+        }
+    }
+
     /// The trial named `name` on `pass`: the plan's cases through `call`, or, when given,
     /// `batch` inputs at a time through `batch` (the shrinking still goes one at a time). On the
     /// MCP pass, a `reference` (the function) makes each answer the server gives a defect
@@ -138,7 +152,7 @@ impl Explorer {
                         continue;
                     }
                     Err(trouble @ Trouble::Upstream(_)) => {
-                        eprintln!("{}", tally.line(name, manifest, plan.refused));
+                        eprintln!("{}", self.line(&tally, name, plan));
                         return Err(ExploreError::Upstream(trouble));
                     }
                 };
@@ -163,7 +177,7 @@ impl Explorer {
                 }
             }
         }
-        eprintln!("{}", tally.line(name, manifest, plan.refused));
+        eprintln!("{}", self.line(&tally, name, plan));
         let Some((case, outcome)) = found else {
             return match tally.only_failures(manifest) {
                 Some(reached) => Err(ExploreError::OnlyFailures { reached }),
@@ -193,7 +207,7 @@ impl Explorer {
             report::Failure {
                 trial: name,
                 case,
-                total: plan.cases.len(),
+                total: plan.drawn,
                 shrunk: &shrunk,
                 seed: settings.seed,
                 seed_from_manifest: settings.seed_from_manifest,

@@ -263,6 +263,9 @@ impl Harness {
             for line in &run.plan.left_out {
                 eprintln!("note: `--max-calls`: {line}");
             }
+            if let Some(note) = run.plan.shard_note() {
+                eprintln!("{note}");
+            }
         }
         let mut trials = Vec::new();
         let function = self.agent.as_ref().map(|agent| {
@@ -518,6 +521,7 @@ impl Harness {
             repeat: settings.repeat.unwrap_or(1),
             max_calls: settings.max_calls,
             explore: (settings.explore.cases, explore_trials),
+            partition: settings.partition,
         });
         if settings.max_calls.is_some() {
             settings.explore.cases = plan.explore_cases;
