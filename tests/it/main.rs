@@ -28,6 +28,7 @@ mod hardening;
 mod harness;
 mod measure;
 mod model_templates;
+mod partition;
 mod properties;
 mod recording;
 mod remote;

@@ -140,6 +140,12 @@ struct Cli {
     /// `holon-test.toml`, the recordings, the source); `q` then Enter, or Ctrl-C, to stop.
     #[arg(long, conflicts_with_all = ["bless", "force"])]
     watch: bool,
+    /// Run one shard of N, nextest's syntax: `count:K/N` deals the examples' calls (and
+    /// explore's cases, and the fault trials) round-robin, `hash:K/N` by a hash of their
+    /// names; N shards, each with its own server, together make the whole run [or
+    /// `HOLON_PARTITION`].
+    #[arg(long, value_name = "count:K/N|hash:K/N", value_parser = command::parse_partition)]
+    partition: Option<holon_core::partition::Partition>,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -567,6 +573,7 @@ fn command_line(cli: &Cli) -> CommandLine {
         min_success_rate: cli.min_success_rate,
         min_strict_success_rate: cli.min_strict_success_rate,
         max_calls: cli.max_calls,
+        partition: cli.partition,
     }
 }
 
@@ -616,6 +623,10 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
             (
                 command::MIN_STRICT_SUCCESS_RATE_VAR,
                 shown(cli.min_strict_success_rate),
+            ),
+            (
+                command::PARTITION_VAR,
+                shown(cli.partition.map(|p| p.name())),
             ),
             (command::MAX_CALLS_VAR, shown(cli.max_calls)),
         ];

@@ -23,6 +23,7 @@ pub mod ids;
 pub mod json;
 pub mod manifest;
 pub mod message;
+pub mod partition;
 pub mod pointer;
 pub mod secrets;
 pub mod settings;

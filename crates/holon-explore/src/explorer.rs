@@ -68,8 +68,17 @@ impl Explorer {
     }
 
     /// Prints a trial's line, and keeps what it reached.
-    fn said(&self, trial: &str, tally: &report::Tally, refused: usize) {
-        let line = tally.line(trial, &self.manifest, refused);
+    fn said(&self, trial: &str, tally: &report::Tally, plan: &Plan) {
+        let line = tally.line(trial, &self.manifest, plan.refused);
+        let line = match &self.settings.partition {
+            Some(partition) => format!(
+                "{line} (this shard's {} of the run's {} cases, `--partition {}`)",
+                plan.cases.len(),
+                plan.drawn,
+                partition.name()
+            ),
+            None => line,
+        };
         eprintln!("{line}");
         if let Ok(mut explored) = self.explored.lock() {
             explored.push(Explored {
@@ -177,7 +186,7 @@ impl Explorer {
                         continue;
                     }
                     Err(trouble @ Trouble::Upstream(_)) => {
-                        self.said(name, &tally, plan.refused);
+                        self.said(name, &tally, plan);
                         return Err(ExploreError::Upstream(trouble));
                     }
                 };
@@ -202,7 +211,7 @@ impl Explorer {
                 }
             }
         }
-        self.said(name, &tally, plan.refused);
+        self.said(name, &tally, plan);
         let Some((case, outcome)) = found else {
             return match tally.only_failures(manifest) {
                 Some(reached) => Err(ExploreError::OnlyFailures {
@@ -235,7 +244,7 @@ impl Explorer {
             report::Failure {
                 trial: name,
                 case,
-                total: plan.cases.len(),
+                total: plan.drawn,
                 shrunk: &shrunk,
                 seed: settings.seed,
                 seed_from_manifest: settings.seed_from_manifest,

@@ -33,10 +33,12 @@ pub enum Origin {
 
 /// Every input of a trial, drawn before the first call.
 pub struct Plan {
-    /// The cases, edges first.
+    /// The cases, edges first (this shard's, under `--partition`).
     pub cases: Vec<Case>,
     /// Inputs drawn that the gate refused (never sent).
     pub refused: usize,
+    /// The cases of the whole run, every shard's.
+    pub drawn: usize,
 }
 
 /// Draws the plan: the edge cases the gate admits, in order, then random inputs the gate
@@ -114,7 +116,16 @@ pub fn plan(
         };
         return Err(ExploreError::CannotGenerate { why });
     }
-    Ok(Plan { cases, refused })
+    let drawn = cases.len();
+    // Every shard draws the same plan, and keeps its share: together, the whole plan once.
+    if let Some(partition) = &settings.partition {
+        cases.retain(|c| partition.takes(c.index as u64, &c.input.to_string()));
+    }
+    Ok(Plan {
+        cases,
+        refused,
+        drawn,
+    })
 }
 
 /// The file handles the examples can use: `holon://files/NAME` for each file in `files/`.
@@ -163,6 +174,7 @@ mod tests {
             differential: true,
             replay: String::new(),
             command: String::new(),
+            partition: None,
         }
     }
 

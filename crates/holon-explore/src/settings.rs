@@ -29,6 +29,9 @@ pub struct Settings {
     /// The command that runs these tests, as the author typed it (`cargo holon-test`, `npx
     /// holon-test`), which the hints that name a command begin with.
     pub command: String,
+    /// The shard of the run this is (`--partition`): it sends its share of the cases, dealt
+    /// by their place in the plan (`count`) or a hash of their input (`hash`).
+    pub partition: Option<holon_core::partition::Partition>,
 }
 
 /// A case count: a whole number from 0 (off) to 100,000 (`MAX_CASES`).

@@ -20,8 +20,9 @@ pub use crate::remote::{Header, parse_header, parse_url};
 pub use crate::settings::{
     BLESS_VAR, CHECKS_SHOWN, CONCURRENCY_VAR, EXPLORE_CASES_VAR, EXPLORE_SEED_VAR, FAULTS_VAR,
     FORCE_VAR, JUNIT_VAR, MAX_CALLS_VAR, MIN_STRICT_SUCCESS_RATE_VAR, MIN_SUCCESS_RATE_VAR,
-    RECEIPTS_VAR, REPEAT_VAR, REPORT_VAR, SERVER_URL_VAR, STARTUP_VAR, parse_concurrency,
-    parse_max_calls, parse_rate, parse_repeat, parse_seconds, parse_switch, shell_quote,
+    PARTITION_VAR, RECEIPTS_VAR, REPEAT_VAR, REPORT_VAR, SERVER_URL_VAR, STARTUP_VAR,
+    parse_concurrency, parse_max_calls, parse_partition, parse_rate, parse_repeat, parse_seconds,
+    parse_switch, shell_quote,
 };
 pub use holon_explore::{parse_cases, parse_seed};
 pub use holon_upstream::{MODE_VAR as UPSTREAM_VAR, Mode as UpstreamMode, parse_mode};

@@ -14,6 +14,13 @@ use holon_core::ids;
 use holon_core::settings::Setting;
 use holon_explore as explore;
 
+/// The layer of the file beside `manifest`, empty when there is none or it does not read (the
+/// run itself says why, at its start).
+pub fn beside(manifest: &Path) -> Layer {
+    let config = holon_core::config::read(&holon_core::manifest::folder_of(manifest));
+    layer(config.ok().flatten().as_ref()).unwrap_or_default()
+}
+
 /// The file's layer: empty when there is no file; the report of every value that does not
 /// parse, each at its line, when one does not.
 pub fn layer(config: Option<&TestConfig>) -> Result<Layer, Report> {

@@ -93,6 +93,9 @@ pub enum SettingError {
         "`--repeat {0}` (`HOLON_REPEAT`) with `--upstream record` would replay the one answer a record run keeps for each request {0} times: measure the real upstream with `--upstream live`, or the agent's own determinism under replay"
     )]
     RepeatRecord(u32),
+    /// `--partition` is not `count:K/N` or `hash:K/N`.
+    #[error(transparent)]
+    Partition(#[from] holon_core::partition::NotAPartition),
 }
 
 /// An address or a header of a server already running that cannot be used. A header's value

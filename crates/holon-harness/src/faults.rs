@@ -77,10 +77,14 @@ impl Faults {
         // that libtest would not run (there is none) gets a flight of its own if it runs.
         let mut planned: BTreeMap<Pass, Vec<Planted>> = BTreeMap::new();
         let mut plan = Vec::new();
-        for example in &run.manifest.examples {
+        for (index, example) in run.manifest.examples.iter().enumerate() {
             let Expect::Output(_) = &example.expect else {
                 continue;
             };
+            // Another shard's (`--partition`): an example's fault trials go with its first call.
+            if !run.plan.takes(index, 1, 1) {
+                continue;
+            }
             let exchanges = upstreams.exchanges_of(&example.name).unwrap_or_default();
             for target in passes {
                 let pass = target.pass();

@@ -102,18 +102,19 @@ impl<T, F: Fn(usize) -> T> Drop for OnPanic<'_, T, F> {
 /// its calls ended (`--repeat` makes several): a trial takes its example's calls at once, in
 /// the order of their runs.
 pub struct Gathered {
-    runs: Vec<u32>,
+    /// The runs (from 1) each example is called.
+    runs: Vec<Vec<u32>>,
     ends: Mutex<Vec<Vec<CallEnd>>>,
     slots: Slots<Vec<CallEnd>>,
 }
 
 impl Gathered {
-    /// Slots for examples that make `runs[i]` calls each; an example with none has its (empty)
-    /// answer at once.
-    pub fn new(runs: Vec<u32>) -> Gathered {
+    /// Slots for examples called on the runs `runs[i]` each; an example with none has its
+    /// (empty) answer at once.
+    pub fn new(runs: Vec<Vec<u32>>) -> Gathered {
         let slots = Slots::new(runs.len());
-        for (index, n) in runs.iter().enumerate() {
-            if *n == 0 {
+        for (index, mine) in runs.iter().enumerate() {
+            if mine.is_empty() {
                 slots.put(index, Vec::new());
             }
         }
@@ -126,7 +127,12 @@ impl Gathered {
 
     /// How many calls example `index` makes.
     pub fn runs(&self, index: usize) -> u32 {
-        self.runs.get(index).copied().unwrap_or(0)
+        self.runs.get(index).map_or(0, |r| r.len() as u32)
+    }
+
+    /// The runs example `index` is called (from 1; a shard makes some runs only).
+    pub fn numbers(&self, index: usize) -> &[u32] {
+        self.runs.get(index).map_or(&[], Vec::as_slice)
     }
 
     /// The end of one call of example `index`; the example's slot is filled with its last.
@@ -167,7 +173,7 @@ impl Gathered {
             let mut mine = (gathered.borrow_mut().get_mut(index))
                 .map(std::mem::take)
                 .unwrap_or_default();
-            for run in 1..=self.runs(index) {
+            for &run in self.numbers(index) {
                 if !mine.iter().any(|e| e.run == run) {
                     mine.push(CallEnd::without(run, why()));
                 }
@@ -403,7 +409,7 @@ mod tests {
     #[test]
     fn an_example_is_answered_once_all_its_calls_ended() {
         let end = |run: u32| CallEnd::without(run, NoAnswer::Unanswered);
-        let gathered = std::sync::Arc::new(Gathered::new(vec![3, 0, 2]));
+        let gathered = std::sync::Arc::new(Gathered::new(vec![vec![1, 2, 3], vec![], vec![1, 2]]));
         assert_eq!(
             gathered.take(1).map(|e| e.len()),
             Some(0),

@@ -241,9 +241,7 @@ impl Harness {
             });
         }
         if let Some(role) = setup::role() {
-            let dir = holon_core::manifest::folder_of(&self.manifest);
-            let config = holon_core::config::read(&dir).ok().flatten();
-            let file = config_layer::layer(config.as_ref()).unwrap_or_default();
+            let file = config_layer::beside(&self.manifest);
             let (startup, protocol) =
                 settings::resolve(&self.command_line, &self.given, &file, &self.manifest, None)
                     .map(|s| (s.startup, s.protocol))
@@ -287,6 +285,9 @@ impl Harness {
         if !args.list {
             for line in &run.plan.left_out {
                 eprintln!("note: `--max-calls`: {line}");
+            }
+            if let Some(note) = run.plan.shard_note() {
+                eprintln!("{note}");
             }
         }
         let mut trials = Vec::new();
@@ -567,6 +568,7 @@ impl Harness {
             repeat: settings.repeat.unwrap_or(1),
             max_calls: settings.max_calls,
             explore: (settings.explore.cases, explore_trials),
+            partition: settings.partition,
         });
         if settings.max_calls.is_some() {
             settings.explore.cases = plan.explore_cases;

@@ -76,6 +76,10 @@ pub(crate) trait Caller: Send + Sync {
 /// (one call seen by `--bless`); ignored when `--max-calls` left it none.
 pub(crate) fn example_trial(run: &Run, caller: Arc<dyn Caller>, index: usize) -> Option<Trial> {
     let example = run.manifest.examples.get(index)?;
+    // Another shard's (`--partition`): not this run's trial at all.
+    if !run.plan.in_shard(caller.pass(), index) {
+        return None;
+    }
     let name = format!("{}::{}", caller.pass().name(), example.name);
     let planned = run.plan.runs(caller.pass(), index);
     let trial = record::trial(&run.records, name, example_judged(run, caller, index));

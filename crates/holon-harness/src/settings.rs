@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::era::{self, PROTOCOL_VAR, Protocol};
 use crate::error::SettingError;
 pub use holon_core::message::shell_quote;
+use holon_core::partition::Partition;
 use holon_explore as explore;
 use holon_upstream::fault::{self, Only};
 use holon_upstream::{self as upstream, Mode};
@@ -43,6 +44,8 @@ pub const RECEIPTS_VAR: &str = "HOLON_RECEIPTS";
 pub const REPORT_VAR: &str = "HOLON_REPORT";
 /// `--min-success-rate`: the run fails below it.
 pub const MIN_SUCCESS_RATE_VAR: &str = "HOLON_MIN_SUCCESS_RATE";
+/// `--partition`: the shard of the run this is.
+pub const PARTITION_VAR: &str = "HOLON_PARTITION";
 /// `--min-strict-success-rate`: the run fails when the success rate, counting the declared
 /// failures that come and go for one input as failures, is below it.
 pub const MIN_STRICT_SUCCESS_RATE_VAR: &str = "HOLON_MIN_STRICT_SUCCESS_RATE";
@@ -73,6 +76,11 @@ pub fn parse_rate(text: &str) -> Result<f64, SettingError> {
         Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
         _ => Err(SettingError::Rate(text.to_string())),
     }
+}
+
+/// `count:K/N` or `hash:K/N` for `--partition`, nextest's syntax.
+pub fn parse_partition(text: &str) -> Result<Partition, SettingError> {
+    Partition::parse(text).map_err(SettingError::Partition)
 }
 
 /// `N` for `--max-calls N`: a whole number of calls, at least 1.
@@ -144,6 +152,8 @@ pub struct Layer {
     pub min_strict_success_rate: Option<f64>,
     /// The most calls the run makes to the agent.
     pub max_calls: Option<u64>,
+    /// The shard of the run this is.
+    pub partition: Option<Partition>,
 }
 
 impl Layer {
@@ -193,6 +203,7 @@ impl Layer {
                 parse_rate,
             )?,
             max_calls: parsed(MAX_CALLS_VAR, var(MAX_CALLS_VAR)?, parse_max_calls)?,
+            partition: parsed(PARTITION_VAR, var(PARTITION_VAR)?, parse_partition)?,
         })
     }
 
@@ -220,6 +231,7 @@ impl Layer {
                 .min_strict_success_rate
                 .or(lower.min_strict_success_rate),
             max_calls: self.max_calls.or(lower.max_calls),
+            partition: self.partition.or(lower.partition),
         }
     }
 }
@@ -263,6 +275,8 @@ pub struct Settings {
     pub min_strict_success_rate: Option<f64>,
     /// The most calls the run makes to the agent.
     pub max_calls: Option<u64>,
+    /// The shard of the run this is: only its share of the work is done.
+    pub partition: Option<Partition>,
 }
 
 impl Settings {
@@ -384,6 +398,7 @@ fn resolve_layers(
             differential: given.explore_differential.unwrap_or(true),
             replay,
             command: replay_base.unwrap_or(RUST_COMMAND).to_string(),
+            partition: given.partition,
         },
         upstream: given.upstream.unwrap_or(Mode::Replay),
         faults: given.faults.unwrap_or(true),
@@ -397,6 +412,7 @@ fn resolve_layers(
         min_success_rate: given.min_success_rate,
         min_strict_success_rate: given.min_strict_success_rate,
         max_calls: given.max_calls,
+        partition: given.partition,
     })
 }
 
@@ -512,6 +528,7 @@ mod tests {
             min_success_rate: Some(n as f64 / 10.0),
             min_strict_success_rate: Some(n as f64 / 20.0),
             max_calls: Some(n as u64),
+            partition: Some(Partition::parse(&format!("count:{n}/3")).expect("a partition")),
         };
         let (command_line, environment, harness) = (all(1, true), all(2, false), all(3, true));
         let settings = |c: &Layer, e: &Layer, h: &Layer| {
@@ -547,6 +564,7 @@ mod tests {
             assert_eq!(s.report, Some(PathBuf::from(format!("{n}.html"))));
             assert_eq!(s.min_success_rate, Some(n as f64 / 10.0));
             assert_eq!(s.min_strict_success_rate, Some(n as f64 / 20.0));
+            assert_eq!(s.partition.map(|p| p.shard), Some(n as u64));
             assert_eq!(s.max_calls, Some(n as u64));
         }
         let defaults = settings(&Layer::default(), &Layer::default(), &Layer::default());

@@ -78,7 +78,12 @@ pub(crate) fn second_era(
         nothing(&pass),
         move || m.tools_list().map_err(Fault::from),
     ));
+    let once = run.plan.once();
     for (index, example) in run.manifest.examples.iter().enumerate() {
+        // Another shard's (`--partition`).
+        if once.get(index).is_none_or(Vec::is_empty) {
+            continue;
+        }
         trials.push(record::ignorable(
             &run.records,
             name(&example.name),

@@ -97,7 +97,7 @@ pub(crate) struct Shape {
     /// The workers of the runtime (libtest's `--test-threads`).
     pub workers: usize,
     /// The calls of each example, by place.
-    pub runs: Vec<u32>,
+    pub runs: Vec<Vec<u32>>,
     /// Whether a call that timed out among others is tried again alone.
     pub retry: bool,
 }
@@ -157,7 +157,7 @@ impl Flight {
             && let Some(queued @ false) = state.queued.get_mut(index)
         {
             *queued = true;
-            for run in (1..=self.answers.runs(index)).rev() {
+            for &run in self.answers.numbers(index).iter().rev() {
                 state.pending.push_front((index, run));
             }
             drop(state);
@@ -182,9 +182,9 @@ impl Flight {
             }
             // A round of every example at a time: each gets its calls early, whatever the
             // count.
-            for run in 1..=rounds {
+            for round in 0..rounds as usize {
                 for &index in order {
-                    if run <= self.answers.runs(index) {
+                    if let Some(&run) = self.answers.numbers(index).get(round) {
                         state.pending.push_back((index, run));
                     }
                 }

@@ -32,8 +32,8 @@ use holon_upstream::{Entered, Scope, Upstreams};
 pub(crate) struct Shape {
     /// Calls in flight at once.
     pub concurrency: usize,
-    /// The calls of each example, by place.
-    pub runs: Vec<u32>,
+    /// The runs (from 1) each example is called, by place.
+    pub runs: Vec<Vec<u32>>,
     /// Whether a call that failed among others is tried again alone.
     pub retry: bool,
 }
@@ -416,12 +416,10 @@ impl Calls {
             .max()
             .unwrap_or(0);
         let mut keys: Vec<(usize, u32)> = Vec::new();
-        for run in 1..=rounds {
+        for round in 0..rounds as usize {
             keys.extend(
-                order
-                    .iter()
-                    .filter(|i| run <= self.answers.runs(**i))
-                    .map(|i| (*i, run)),
+                (order.iter())
+                    .filter_map(|i| self.answers.numbers(*i).get(round).map(|run| (*i, *run))),
             );
         }
         let n = self.concurrency;

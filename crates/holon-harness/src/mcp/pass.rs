@@ -69,7 +69,7 @@ impl McpPass {
             concurrency,
             runs: match measured {
                 true => run.plan.all_runs(Pass::Mcp),
-                false => vec![1; manifest.examples.len()],
+                false => run.plan.once(),
             },
             retry: run.settings.retries(),
         };

@@ -6,6 +6,7 @@
 
 use crate::settings::Settings;
 use holon_core::gateway::Pass;
+use holon_core::partition::Partition;
 use holon_upstream::{Mode, Upstreams};
 
 /// The calls a run makes, per pass and example, and what the budget left out.
@@ -13,10 +14,15 @@ use holon_upstream::{Mode, Upstreams};
 pub(crate) struct Plan {
     /// The pass measured (`None` when no example trial runs).
     pub measured: Option<Pass>,
-    /// Calls of each example on the function pass, by the example's place.
-    function: Vec<u32>,
-    /// Calls of each example on the MCP pass, by the example's place.
-    mcp: Vec<u32>,
+    /// The runs (from 1) each example is called on the function pass, by the example's place.
+    function: Vec<Vec<u32>>,
+    /// The runs each example is called on the MCP pass, by the example's place.
+    mcp: Vec<Vec<u32>>,
+    /// The shard of the run this is (`--partition`), each example's name, to deal by, and
+    /// the runs the measured pass makes of each (`--repeat`).
+    partition: Option<Partition>,
+    names: Vec<String>,
+    repeat: u32,
     /// Cases for each explore trial, once the budget is dealt.
     pub explore_cases: u32,
     /// How many explore trials run.
@@ -39,6 +45,8 @@ pub(crate) struct Asked<'a> {
     pub max_calls: Option<u64>,
     /// Explore's cases per trial, and how many explore trials run.
     pub explore: (u32, u32),
+    /// The shard this run is (`--partition`): only its share of the calls is made.
+    pub partition: Option<Partition>,
 }
 
 impl Plan {
@@ -74,8 +82,11 @@ impl Plan {
         };
         let mut plan = Plan {
             measured,
-            function: vec![0; n],
-            mcp: vec![0; n],
+            function: vec![Vec::new(); n],
+            mcp: vec![Vec::new(); n],
+            partition: asked.partition,
+            names: asked.names.to_vec(),
+            repeat: asked.repeat,
             explore_cases: asked.explore.0,
             explore_trials: asked.explore.1,
             left_out: Vec::new(),
@@ -96,10 +107,13 @@ impl Plan {
             } else {
                 1
             };
-            for _ in 0..rounds {
+            for run in 1..=rounds {
                 for &index in asked.selected(pass) {
+                    if !plan.takes(index, run, rounds) {
+                        continue;
+                    }
                     if let Some(calls) = plan.runs_mut(pass).get_mut(index) {
-                        budget.take(calls);
+                        budget.take(calls, run);
                     }
                 }
             }
@@ -124,7 +138,67 @@ impl Plan {
         plan
     }
 
-    fn runs_mut(&mut self, pass: Pass) -> &mut Vec<u32> {
+    /// Whether this shard makes run `run` (of `rounds`) of example `index`: dealt by its place
+    /// example after example (`count`: the runs of one example go round the shards), or by a
+    /// hash of the example's name and the run (`hash`). Every call without a partition.
+    pub(crate) fn takes(&self, index: usize, run: u32, rounds: u32) -> bool {
+        let Some(partition) = &self.partition else {
+            return true;
+        };
+        let name = self.names.get(index).map_or("", String::as_str);
+        let place = index as u64 * u64::from(rounds) + u64::from(run.saturating_sub(1));
+        partition.takes(place, &format!("{name}#{run}"))
+    }
+
+    /// Whether this shard makes any call of example `index` on `pass`, whatever libtest's
+    /// filters say: the example's trial on that pass is this shard's.
+    pub(crate) fn in_shard(&self, pass: Pass, index: usize) -> bool {
+        let rounds = if Some(pass) == self.measured {
+            self.repeat
+        } else {
+            1
+        };
+        (1..=rounds).any(|run| self.takes(index, run, rounds))
+    }
+
+    /// The line a shard (`--partition`) starts with: its share of the examples' calls, or that
+    /// none falls to it (it passes all the same).
+    pub(crate) fn shard_note(&self) -> Option<String> {
+        let partition = self.partition?;
+        let calls: usize = (self.function.iter().chain(&self.mcp)).map(Vec::len).sum();
+        let examples = (0..self.names.len())
+            .filter(|i| {
+                [Pass::Function, Pass::Mcp]
+                    .iter()
+                    .any(|p| self.runs(*p, *i) > 0)
+            })
+            .count();
+        Some(match calls {
+            0 => format!(
+                "note: `--partition {}`: no example's call falls to this shard (the others make them); it runs its share of explore's cases, if any, and passes",
+                partition.name()
+            ),
+            _ => format!(
+                "note: `--partition {}`: this shard makes {calls} call{} of {examples} of the {} examples, and its share of explore's cases and of the fault trials",
+                partition.name(),
+                if calls == 1 { "" } else { "s" },
+                self.names.len()
+            ),
+        })
+    }
+
+    /// Each example's one call, where the run calls each once outside the plan's passes (a
+    /// server's second protocol era): its run 1, when this shard makes it.
+    pub(crate) fn once(&self) -> Vec<Vec<u32>> {
+        (0..self.names.len())
+            .map(|i| match self.takes(i, 1, 1) {
+                true => vec![1],
+                false => Vec::new(),
+            })
+            .collect()
+    }
+
+    fn runs_mut(&mut self, pass: Pass) -> &mut Vec<Vec<u32>> {
         match pass {
             Pass::Function => &mut self.function,
             Pass::Mcp => &mut self.mcp,
@@ -137,11 +211,12 @@ impl Plan {
             Pass::Function => &self.function,
             Pass::Mcp => &self.mcp,
         };
-        runs.get(index).copied().unwrap_or(0)
+        runs.get(index).map_or(0, |r| r.len() as u32)
     }
 
-    /// Every example's calls on `pass`, by place.
-    pub(crate) fn all_runs(&self, pass: Pass) -> Vec<u32> {
+    /// The runs each example is called on `pass` (from 1; not every run of `--repeat` in a
+    /// shard), by place.
+    pub(crate) fn all_runs(&self, pass: Pass) -> Vec<Vec<u32>> {
         match pass {
             Pass::Function => self.function.clone(),
             Pass::Mcp => self.mcp.clone(),
@@ -157,8 +232,8 @@ impl Plan {
         upstreams: Option<&Upstreams>,
     ) -> String {
         let runs = self.all_runs(pass);
-        let examples = runs.iter().filter(|n| **n > 0).count();
-        let calls: u32 = runs.iter().sum();
+        let examples = runs.iter().filter(|r| !r.is_empty()).count();
+        let calls: usize = runs.iter().map(Vec::len).sum();
         let upstream = match upstreams.map(Upstreams::mode) {
             Some(Mode::Live) => "upstreams live",
             Some(Mode::Replay) => "upstreams replayed",
@@ -189,6 +264,7 @@ impl Plan {
             };
             for &index in asked.selected(pass) {
                 let got = self.runs(pass, index);
+                let want = (1..=want).filter(|r| self.takes(index, *r, want)).count() as u32;
                 if got < want {
                     let name = asked.names.get(index).map_or("", String::as_str);
                     short.push(format!("`{}::{name}` {got} of {want}", pass.name()));
@@ -221,13 +297,14 @@ struct Budget {
 }
 
 impl Budget {
-    /// One more call planned for an example whose count is `calls`: made while any is left.
-    fn take(&mut self, calls: &mut u32) {
+    /// One more call planned, run `run` of an example whose runs are `calls`: made while any
+    /// is left.
+    fn take(&mut self, calls: &mut Vec<u32>, run: u32) {
         self.planned += 1;
         if self.left > 0 {
             self.left -= 1;
             self.made += 1;
-            *calls += 1;
+            calls.push(run);
         }
     }
 }
@@ -235,6 +312,13 @@ impl Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// How many calls each example makes on `pass`.
+    fn counts(plan: &Plan, pass: Pass) -> Vec<u32> {
+        (plan.all_runs(pass).iter())
+            .map(|r| r.len() as u32)
+            .collect()
+    }
 
     fn names(n: usize) -> Vec<String> {
         (0..n).map(|i| format!("e{i}")).collect()
@@ -251,10 +335,11 @@ mod tests {
             repeat: 20,
             max_calls: None,
             explore: (100, 2),
+            partition: None,
         });
         assert_eq!(plan.measured, Some(Pass::Mcp));
-        assert_eq!(plan.all_runs(Pass::Mcp), [20, 20, 20]);
-        assert_eq!(plan.all_runs(Pass::Function), [1, 1, 1]);
+        assert_eq!(counts(&plan, Pass::Mcp), [20, 20, 20]);
+        assert_eq!(counts(&plan, Pass::Function), [1, 1, 1]);
         assert_eq!(plan.explore_cases, 100);
         assert!(plan.left_out.is_empty());
         // `-- function::`: the function is what runs, so it is measured.
@@ -265,10 +350,11 @@ mod tests {
             repeat: 5,
             max_calls: None,
             explore: (0, 0),
+            partition: None,
         });
         assert_eq!(plan.measured, Some(Pass::Function));
-        assert_eq!(plan.all_runs(Pass::Function), [5, 5, 5]);
-        assert_eq!(plan.all_runs(Pass::Mcp), [0, 0, 0]);
+        assert_eq!(counts(&plan, Pass::Function), [5, 5, 5]);
+        assert_eq!(counts(&plan, Pass::Mcp), [0, 0, 0]);
     }
 
     #[test]
@@ -282,10 +368,11 @@ mod tests {
             repeat: 20,
             max_calls: Some(50),
             explore: (100, 2),
+            partition: None,
         });
         // 3 for the function pass, then 47 in rounds of 3: 16, 16, 15.
-        assert_eq!(plan.all_runs(Pass::Function), [1, 1, 1]);
-        assert_eq!(plan.all_runs(Pass::Mcp), [16, 16, 15]);
+        assert_eq!(counts(&plan, Pass::Function), [1, 1, 1]);
+        assert_eq!(counts(&plan, Pass::Mcp), [16, 16, 15]);
         assert_eq!(plan.explore_cases, 0);
         assert_eq!(
             plan.left_out,
@@ -302,9 +389,42 @@ mod tests {
             repeat: 2,
             max_calls: Some(26),
             explore: (100, 1),
+            partition: None,
         });
-        assert_eq!(plan.all_runs(Pass::Mcp), [2, 2, 2]);
+        assert_eq!(counts(&plan, Pass::Mcp), [2, 2, 2]);
         assert_eq!(plan.explore_cases, 20);
         assert_eq!(plan.left_out, ["explore: 20 cases a trial instead of 100"]);
+    }
+
+    #[test]
+    fn the_shards_of_a_measured_run_make_every_call_once() {
+        let names = names(30);
+        let all: Vec<usize> = (0..30).collect();
+        for deal in ["count", "hash"] {
+            let mut made = std::collections::BTreeMap::new();
+            for k in 1..=3 {
+                let partition = Partition::parse(&format!("{deal}:{k}/3")).expect("a partition");
+                let plan = Plan::new(&Asked {
+                    names: &names,
+                    function: None,
+                    mcp: Some(&all),
+                    repeat: 4,
+                    max_calls: None,
+                    explore: (0, 0),
+                    partition: Some(partition),
+                });
+                let calls: usize = plan.all_runs(Pass::Mcp).iter().map(Vec::len).sum();
+                if deal == "count" {
+                    assert_eq!(calls, 40, "{deal}:{k}/3");
+                }
+                for (index, runs) in plan.all_runs(Pass::Mcp).iter().enumerate() {
+                    for run in runs {
+                        *made.entry((index, *run)).or_insert(0) += 1;
+                    }
+                }
+            }
+            assert_eq!(made.len(), 120, "{deal}");
+            assert!(made.values().all(|n| *n == 1), "{deal}: {made:?}");
+        }
     }
 }
