@@ -208,4 +208,77 @@ fn the_shards_of_a_measured_run_make_every_call_once() {
     }
     assert_eq!(lines, 120);
     assert_eq!(seen.len(), 120);
+
+    // `report` reads the three as one run: 120 calls, each example's counted as the whole run
+    // counts them.
+    let report = |files: &[&str]| {
+        let out = Command::new(BIN)
+            .arg("report")
+            .args(files)
+            .arg("--manifest")
+            .arg(&manifest)
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .output_within(RUN_LIMIT);
+        assert!(out.status.success(), "{files:?}:\n{}", text(&out));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let shards = report(&["shard-1.jsonl", "shard-2.jsonl", "shard-3.jsonl"]);
+    assert!(
+        shards.contains("120 calls, read from `shard-1.jsonl`, `shard-2.jsonl`, `shard-3.jsonl`"),
+        "{shards}"
+    );
+    let whole = dir.path().join("whole.jsonl");
+    let out = run(
+        &manifest,
+        &[
+            "--explore-cases",
+            "0",
+            "--repeat",
+            "4",
+            "--receipts",
+            whole.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "the whole run:\n{}", text(&out));
+    let one = report(&["whole.jsonl"]);
+    assert!(one.contains("120 calls, read from `whole.jsonl`"), "{one}");
+    // Each example's counts and rate (its latency aside): the same, whichever shard made the
+    // calls.
+    let counts = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.contains(" calls: "))
+            .map(|l| l.split("; p50").next().unwrap_or(l).to_string())
+            .collect()
+    };
+    assert_eq!(counts(&shards), counts(&one), "{shards}\n---\n{one}");
+    assert_eq!(counts(&one).len(), 30, "{one}");
+
+    // A shard ended after its first 10 calls (a run stopped leaves whole lines), and one not
+    // there at all: the merge reads what there is and says what is missing.
+    let second = dir.path().join("shard-2.jsonl");
+    let body = std::fs::read_to_string(&second).expect("shard 2");
+    let first_ten: String = body.lines().take(10).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&second, first_ten).expect("cut shard 2");
+    let out = Command::new(BIN)
+        .args(["report", "shard-1.jsonl", "shard-2.jsonl", "--manifest"])
+        .arg(&manifest)
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .output_within(RUN_LIMIT);
+    assert!(out.status.success(), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("warning: `shard-2.jsonl` holds 10 of the 40 calls its run (`--partition count:2/3`) planned: 30 missing (the run ended before it made them)"),
+        "{said}"
+    );
+    assert!(
+        said.contains("warning: no file holds the receipts of `--partition count:3/3`: its calls are missing from this report"),
+        "{said}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("50 calls, read from"),
+        "{}",
+        text(&out)
+    );
 }

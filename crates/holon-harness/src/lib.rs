@@ -501,16 +501,14 @@ impl Harness {
             eprintln!("{note}");
         }
         let receipts = match &settings.receipts {
-            Some(path) => Some(Receipts::create(path)?),
+            Some(path) => Some(Receipts::create(path, plan.share())?),
             None => None,
         };
         let live = (upstreams.as_ref()).is_some_and(|u| u.mode() == Mode::Live);
         let meter = match plan.measured {
             Some(pass) if settings.measures(live) => Some(Arc::new(Meter::new(Setup {
                 head: plan.head(pass, &settings, upstreams.as_deref()),
-                planned: (0..manifest.examples.len())
-                    .map(|i| plan.runs(pass, i) as usize)
-                    .sum(),
+                planned: plan.share().0,
                 left_out: plan.left_out.clone(),
                 manifest: manifest.clone(),
                 pass,

@@ -187,6 +187,17 @@ impl Plan {
         })
     }
 
+    /// What each receipt says of the run: the calls planned on the measured pass, and the
+    /// shard this is.
+    pub(crate) fn share(&self) -> (usize, Option<Partition>) {
+        let planned = self.measured.map_or(0, |pass| {
+            (0..self.names.len())
+                .map(|i| self.runs(pass, i) as usize)
+                .sum()
+        });
+        (planned, self.partition)
+    }
+
     /// Each example's one call, where the run calls each once outside the plan's passes (a
     /// server's second protocol era): its run 1, when this shard makes it.
     pub(crate) fn once(&self) -> Vec<Vec<u32>> {

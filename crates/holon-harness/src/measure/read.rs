@@ -14,6 +14,7 @@ use serde::Deserialize;
 use super::tally::{Seen, Tally};
 use holon_core::gateway::{Pass, Status};
 use holon_core::manifest::Manifest;
+use holon_core::partition::{Deal, Partition};
 use holon_upstream::usage::Tokens;
 use holon_upstream::{Purpose, Spend};
 
@@ -93,6 +94,10 @@ struct Line {
     pass: Option<String>,
     #[serde(default)]
     manifest: Option<Whose>,
+    #[serde(default)]
+    planned: Option<usize>,
+    #[serde(default)]
+    partition: Option<String>,
 }
 
 /// One upstream request on a receipt.
@@ -154,6 +159,7 @@ pub(crate) fn read(manifest: &Manifest, files: &[PathBuf]) -> Result<Reading, Re
     };
     let mut first_pass: Option<(PathBuf, Pass)> = None;
     let mut unanswered = 0usize;
+    let mut shards: Vec<(PathBuf, Partition)> = Vec::new();
     for path in files {
         let file = std::fs::File::open(path).map_err(|e| ReadError::Unreadable {
             path: path.clone(),
@@ -162,6 +168,7 @@ pub(crate) fn read(manifest: &Manifest, files: &[PathBuf]) -> Result<Reading, Re
         let mut lines = std::io::BufReader::with_capacity(1 << 16, file);
         let mut text = String::new();
         let (mut number, mut read_here, mut unnamed) = (0usize, 0usize, false);
+        let mut share: Option<(Option<usize>, Option<String>)> = None;
         loop {
             text.clear();
             let n = lines
@@ -254,6 +261,20 @@ pub(crate) fn read(manifest: &Manifest, files: &[PathBuf]) -> Result<Reading, Re
                 },
             );
             read_here += 1;
+            share.get_or_insert((line.planned, line.partition));
+        }
+        let (planned, partition) = share.unwrap_or_default();
+        let partition = partition.and_then(|p| Partition::parse(&p).ok());
+        if let Some(planned) = planned.filter(|planned| read_here < *planned) {
+            reading.notes.push(format!(
+                "`{}` holds {read_here} of the {planned} calls its run{} planned: {} missing (the run ended before it made them)",
+                path.display(),
+                partition.map_or(String::new(), |p| format!(" (`--partition {}`)", p.name())),
+                planned - read_here,
+            ));
+        }
+        if let Some(partition) = partition {
+            shards.push((path.clone(), partition));
         }
         if unnamed && read_here > 0 {
             reading.notes.push(format!(
@@ -273,6 +294,7 @@ pub(crate) fn read(manifest: &Manifest, files: &[PathBuf]) -> Result<Reading, Re
     if let Some((_, pass)) = first_pass {
         reading.pass = pass;
     }
+    reading.notes.extend(missing_shards(&shards));
     if unanswered > 0 {
         reading.notes.push(format!(
             "{unanswered} upstream request{} had no answer when {} call's receipt was written: an answer that came later is paid for, but no receipt counts it (the run's own report does)",
@@ -281,6 +303,40 @@ pub(crate) fn read(manifest: &Manifest, files: &[PathBuf]) -> Result<Reading, Re
         ));
     }
     Ok(reading)
+}
+
+/// What the shards read say is missing from the run they are part of: a shard no file holds,
+/// or one two files hold (its calls counted twice).
+fn missing_shards(shards: &[(PathBuf, Partition)]) -> Vec<String> {
+    let mut notes = Vec::new();
+    let mut seen: BTreeMap<(u8, u64), BTreeMap<u64, &Path>> = BTreeMap::new();
+    for (path, partition) in shards {
+        let kind = (partition.deal == Deal::Hash) as u8;
+        let of = seen.entry((kind, partition.of)).or_default();
+        if let Some(first) = of.insert(partition.shard, path) {
+            notes.push(format!(
+                "`{}` and `{}` both hold the receipts of `--partition {}`: its calls are counted twice",
+                first.display(),
+                path.display(),
+                partition.name()
+            ));
+        }
+    }
+    for ((kind, of), present) in &seen {
+        let deal = if *kind == 1 { Deal::Hash } else { Deal::Count };
+        for shard in (1..=*of).filter(|k| !present.contains_key(k)) {
+            let partition = Partition {
+                deal,
+                shard,
+                of: *of,
+            };
+            notes.push(format!(
+                "no file holds the receipts of `--partition {}`: its calls are missing from this report",
+                partition.name()
+            ));
+        }
+    }
+    notes
 }
 
 /// The status a receipt's code stands for: `success`, a reserved code (`rejected_input` as

@@ -1,9 +1,11 @@
 //! `--receipts PATH`: one JSON line per measured call, written as the call ends, so an author
 //! can plot a run or diff two: `{"example", "run", "status", "billed", "ms", "upstream":
 //! [{"name", "status", "input_tokens", "output_tokens"}], "pass", "manifest": {"name",
-//! "version", "sha256"}}`, `null` where a thing is unknown. The pass and the manifest's identity
-//! let `holon-test report` read several files (a run's shards) as one run, and refuse a file of
-//! another manifest.
+//! "version", "sha256"}, "planned", "partition"}`, `null` where a thing is unknown; `planned`
+//! is the calls the run (its shard, under `--partition`) planned on the measured pass, and
+//! `partition` the shard, when the run is one. The pass and the manifest's identity let
+//! `holon-test report` read several files (a run's shards) as one run, and refuse a file of
+//! another manifest; `planned` and `partition` let it say what is missing.
 //! Each line goes out whole in one write under a lock, and a signal closes the file under that
 //! lock: an interrupted run leaves whole lines. A line holds no value of the run's secrets.
 
@@ -18,6 +20,7 @@ use super::ended::{CallEnd, billed};
 use crate::error::ReceiptsError;
 use holon_core::gateway::Pass;
 use holon_core::manifest::Manifest;
+use holon_core::partition::Partition;
 use holon_core::secrets::Secrets;
 
 /// The receipts file of a run.
@@ -27,12 +30,18 @@ pub(crate) struct Receipts {
     file: Mutex<Option<File>>,
     /// The first write that failed, said after the run.
     failed: Mutex<Option<ReceiptsError>>,
+    /// What every line says of the run: the calls it planned, and its shard.
+    share: (usize, Option<Partition>),
 }
 
 impl Receipts {
     /// Creates (or empties) the file at `path`, its folder made if missing: before any call, so
     /// a file that cannot be written stops the run with the reason.
-    pub(crate) fn create(path: &Path) -> Result<Receipts, ReceiptsError> {
+    /// Every line says `share`: the calls the run planned on the measured pass, and its shard.
+    pub(crate) fn create(
+        path: &Path,
+        share: (usize, Option<Partition>),
+    ) -> Result<Receipts, ReceiptsError> {
         let refuse = |e: std::io::Error| ReceiptsError::Create {
             path: path.to_path_buf(),
             why: e.to_string(),
@@ -45,6 +54,7 @@ impl Receipts {
             path: path.to_path_buf(),
             file: Mutex::new(Some(file)),
             failed: Mutex::new(None),
+            share,
         })
     }
 
@@ -56,7 +66,15 @@ impl Receipts {
         end: &CallEnd,
         secrets: &Secrets,
     ) {
-        let mut text = receipt(manifest, (pass, name), end, secrets).to_string();
+        let mut line = receipt(manifest, (pass, name), end, secrets);
+        if let Value::Object(map) = &mut line {
+            let (planned, partition) = &self.share;
+            map.insert("planned".into(), json!(planned));
+            if let Some(partition) = partition {
+                map.insert("partition".into(), json!(partition.name()));
+            }
+        }
+        let mut text = line.to_string();
         text.push('\n');
         let Ok(mut file) = self.file.lock() else {
             return;
