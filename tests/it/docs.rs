@@ -303,14 +303,16 @@ fn blocks() -> Vec<Block> {
 }
 
 /// What varies from run to run, the same on both sides: a test's duration, a free port, a
-/// receipt's latency.
+/// receipt's latency, a call's milliseconds as a person reads them.
 fn steady(text: &str) -> String {
     let time = regex::Regex::new(r"finished in \d+\.\d+s").unwrap();
     let port = regex::Regex::new(r"127\.0\.0\.1:\d+").unwrap();
     let ms = regex::Regex::new(r#""ms":\d+"#).unwrap();
+    let said = regex::Regex::new(r"\b\d+ ms\b").unwrap();
     let text = time.replace_all(text, "finished in [TIME]s");
     let text = port.replace_all(&text, "127.0.0.1:[PORT]");
-    ms.replace_all(&text, r#""ms":[MS]"#).into_owned()
+    let text = ms.replace_all(&text, r#""ms":[MS]"#);
+    said.replace_all(&text, "[MS] ms").into_owned()
 }
 
 /// A folder of commands named as an author types them: `holon-test`, and `cargo-holon-test`

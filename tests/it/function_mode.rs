@@ -202,3 +202,58 @@ fn the_python_function_mode_survives_prints_hangs_exits_and_a_module_that_does_n
         ),
     );
 }
+
+/// `call --function` in a TypeScript or Python agent goes through the adapter's function mode
+/// that `[server] function` names, and without one is refused, naming the file and the key.
+#[test]
+fn call_function_goes_through_the_function_mode_holon_test_toml_names() {
+    for lang in ["typescript", "python"] {
+        let (home, agent) = template(lang);
+        let path = std::env::join_paths(std::iter::once(home.path().join("bin")).chain(
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+        ))
+        .expect("a PATH");
+        let call = |flags: &[&str]| {
+            Command::new(PLAIN_BIN)
+                .args(["call", r#"{"text": "one two one"}"#, "--format", "json"])
+                .args(flags)
+                .current_dir(&agent)
+                .env("PATH", &path)
+                .env("PYTHONPATH", root().join("target/interop/python"))
+                .env("NO_COLOR", "1")
+                .output_within(RUN_LIMIT)
+        };
+        for (flags, pass) in [(&["--function"][..], "function"), (&[][..], "mcp")] {
+            let out = call(flags);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{lang} {flags:?}: {}",
+                text(&out)
+            );
+            let got: serde_json::Value =
+                serde_json::from_slice(&out.stdout).expect("one JSON document");
+            assert_eq!(
+                (got["status"].as_str(), got["pass"].as_str()),
+                (Some("success"), Some(pass)),
+                "{lang}: {got}"
+            );
+        }
+        let settings = agent.join("holon-test.toml");
+        let text_of = std::fs::read_to_string(&settings).expect("the settings");
+        let without: String = (text_of.lines())
+            .filter(|l| !l.starts_with("function ="))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        std::fs::write(&settings, without).expect("write");
+        let refused = call(&["--function"]);
+        assert_eq!(refused.status.code(), Some(2), "{lang}: {}", text(&refused));
+        assert!(
+            String::from_utf8_lossy(&refused.stderr).starts_with(
+                "error: `--function` calls the agent function, and `holon-test.toml` names none: add `function = \"CMD\"` under `[server]`"
+            ),
+            "{lang}: {}",
+            text(&refused)
+        );
+    }
+}

@@ -133,6 +133,9 @@ impl Call {
         if folder.join("Cargo.toml").is_file() {
             return self.through_test_target(&manifest, &spec);
         }
+        // Named as the author would type it: `holon-test.toml` in the folder they are in.
+        let settings_file = folder.join(holon_core::config::FILE);
+        let settings_file = settings_file.strip_prefix(".").unwrap_or(&settings_file);
         match holon_core::config::read(&folder) {
             Ok(Some(config)) if config.server.is_some() => {
                 let server = config.server.map(|s| (s.command, s.function));
@@ -140,7 +143,7 @@ impl Call {
                 if self.function && server.1.is_none() {
                     eprintln!(
                         "error: `--function` calls the agent function, and `{}` names none: add `function = \"CMD\"` under `[server]` (the adapter's function mode), or call the server, without `--function`",
-                        folder.join(holon_core::config::FILE).display()
+                        settings_file.display()
                     );
                     return USAGE;
                 }
@@ -150,7 +153,7 @@ impl Call {
                 eprintln!(
                     "error: no server to call: `{}` is not in a Cargo package and names no `[server] command` in `{}` (or pass `--server-cmd \"CMD\"`, or `--url URL`)",
                     manifest.display(),
-                    folder.join(holon_core::config::FILE).display()
+                    settings_file.display()
                 );
                 REFUSED
             }
