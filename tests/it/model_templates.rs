@@ -67,6 +67,12 @@ fn assert_prompt_change_said_once_per_example(
             "{printed}"
         );
     }
+    // No trial judges the agent's answer to a request no recording holds: the example's trials
+    // in both eras, flying together, each report their own.
+    assert!(
+        !printed.contains("expected an output, got"),
+        "a trial judged an answer to an unrecorded request:\n{printed}"
+    );
     let refresh =
         format!("refresh the recordings: OPENAI_API_KEY=... {form} --upstream record --bless\n");
     assert_eq!(printed.matches(&refresh).count(), 2, "{refresh}{printed}");
