@@ -12,7 +12,10 @@
 //! of that at the limit); `cargo bench --bench check -- --write FILE` only writes the large
 //! manifest, to profile (`--write-limit DIR` writes the two at the limit);
 //! `cargo bench --bench check -- identity [RUNS]` times the manifest's identity in-process;
-//! `cargo bench --bench check -- against [RUNS]` times `--against` and its peer only.
+//! `cargo bench --bench check -- against [RUNS]` times `--against` and its peer only;
+//! `cargo bench --bench check -- pyyaml [RUNS]` times `check` of the large manifest against the
+//! tools a Python author has (`benches/peers/check.py`: PyYAML's C loader and `jsonschema`),
+//! alternating run by run.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -51,6 +54,10 @@ fn main() {
     }
     if args.iter().any(|a| a == "against") {
         against(runs);
+        return;
+    }
+    if args.iter().any(|a| a == "pyyaml") {
+        pyyaml(args.iter().find_map(|a| a.parse().ok()).unwrap_or(10));
         return;
     }
     let dir = tempfile::tempdir().expect("a temporary folder");
@@ -201,6 +208,71 @@ fn against(runs: usize) {
     );
     if let (Some(a), Some(b)) = (per_run(cpu), per_run(peer_cpu)) {
         println!("ratio of CPU: {:.2}x", a.as_secs_f64() / b.as_secs_f64());
+    }
+    print_load();
+}
+
+/// `-- pyyaml [RUNS]`: `check` of the large manifest against its peer in Python, PyYAML's C
+/// loader and `jsonschema`'s Draft 2020-12 validator on the same manifest (the two schemas
+/// checked, every example's input and output validated), alternating run by run, after 2
+/// warm-up runs of each: each process's wall time and CPU time.
+fn pyyaml(runs: usize) {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let manifest = dir.path().join("holon.yaml");
+    std::fs::write(&manifest, large_manifest()).expect("writing the manifest");
+    let peer = root().join("benches/peers/check.py");
+    let check = || {
+        let mut c = Command::new(BIN);
+        c.arg("check").arg(&manifest).env("NO_COLOR", "1");
+        c
+    };
+    let python = || {
+        let mut c = Command::new("python3");
+        c.arg(&peer).arg(&manifest);
+        c
+    };
+    let mut figures: [(Vec<Duration>, Duration); 2] = Default::default();
+    for i in 0..runs + 2 {
+        for (which, mut command) in [(0, check()), (1, python())] {
+            let before = children_cpu();
+            let start = Instant::now();
+            let output = command.output().expect("running the command");
+            let took = start.elapsed();
+            assert!(
+                output.status.success(),
+                "{command:?} failed (the peer needs PyYAML with libyaml and jsonschema):\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            if which == 1 {
+                assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "2001");
+            }
+            if i >= 2 {
+                figures[which].0.push(took);
+                if let (Some(b), Some(a)) = (before, children_cpu()) {
+                    figures[which].1 += a - b;
+                }
+            }
+        }
+    }
+    let [(mut ours, our_cpu), (mut theirs, their_cpu)] = figures;
+    ours.sort();
+    theirs.sort();
+    let per_run = |d: Duration| (d > Duration::ZERO).then(|| d / runs as u32);
+    println!(
+        "pyyaml: 1,000 examples + 200,000 values, {runs} runs each, alternating, after 2 warm-up runs"
+    );
+    report("check", &ours, per_run(our_cpu));
+    report(
+        "PyYAML (CLoader) + jsonschema (peer)",
+        &theirs,
+        per_run(their_cpu),
+    );
+    println!(
+        "ratio of medians, check / peer: {:.3}",
+        median(&ours).as_secs_f64() / median(&theirs).as_secs_f64()
+    );
+    if let (Some(a), Some(b)) = (per_run(our_cpu), per_run(their_cpu)) {
+        println!("ratio of CPU: {:.3}", a.as_secs_f64() / b.as_secs_f64());
     }
     print_load();
 }

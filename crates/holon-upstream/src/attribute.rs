@@ -118,7 +118,10 @@ fn by_recording(
         .filter(|(s, _)| *s == best && best > 0)
         .map(|(_, c)| *c)
         .collect();
-    if alike.first().is_some_and(|first| alike.iter().all(|c| c.scope == first.scope)) {
+    if alike
+        .first()
+        .is_some_and(|first| alike.iter().all(|c| c.scope == first.scope))
+    {
         return least_made(alike.into_iter(), request);
     }
     let recorded = calls.iter().flat_map(|c| {
