@@ -108,6 +108,13 @@ impl Adapter {
         let _ = self.0.startup.set(limit);
     }
 
+    /// Starts the process now, on `runtime` (the one its calls run on), so that a call's time
+    /// is the call's and not the process's start (`holon-test call --function`); a start that
+    /// fails is said, and the call says it again.
+    pub(crate) fn warm(&self, runtime: &tokio::runtime::Runtime) {
+        let _ = runtime.block_on(self.0.connection());
+    }
+
     /// Stops every process it started; the last one's output, framed for the end of a run.
     pub(crate) fn stop(&self) -> Option<String> {
         let started = std::mem::take(&mut *self.0.started.lock().ok()?);

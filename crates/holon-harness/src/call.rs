@@ -44,6 +44,9 @@ pub(crate) fn make(
     let adapter = adapter.filter(|_| spec.function);
     if let Some(adapter) = adapter {
         adapter.startup(run.settings.startup);
+        if let Some(functions) = &run.functions {
+            adapter.warm(functions);
+        }
     }
     let mut server = None;
     let caller: Result<Arc<dyn Caller>, CallError> = match (spec.function, agent) {
