@@ -442,7 +442,7 @@ interface:
           additionalProperties: false
           required: [word, count]
           properties:
-            word: { type: string, description: The word, lowercased. }
+            word: { type: string, description: \"The word, lowercased.\" }
             count: { type: integer, minimum: 1, description: How often it occurs. }
       reading_time_s: { type: integer, minimum: 0, description: Reading time in whole seconds. }
   errors:
