@@ -41,6 +41,10 @@ pub(crate) fn make(
     target: Target<'_>,
     adapter: Option<&Adapter>,
 ) -> Result<u8, RunError> {
+    let resolved = match resolve(run, spec) {
+        Ok(resolved) => resolved,
+        Err(code) => return Ok(code),
+    };
     let adapter = adapter.filter(|_| spec.function);
     if let Some(adapter) = adapter {
         adapter.startup(run.settings.startup);
@@ -60,7 +64,7 @@ pub(crate) fn make(
             None => Err(CallError::NoServer),
         },
     };
-    let code = one(run, caller, spec);
+    let code = one(run, caller, spec, resolved);
     if let Some(server) = server {
         let _ = server.stop(false);
     }
@@ -152,9 +156,12 @@ impl Spec {
 /// `missing` says why) and says what came of it; the exit code: 0 a success or a declared
 /// failure, 101 another status (the agent's doing), 1 when no call was judged (the gate
 /// refused it, nothing answered, no such example) or `--save` could not write.
-pub(crate) fn one(run: &Run, caller: Result<Arc<dyn Caller>, CallError>, spec: &Spec) -> u8 {
+/// The input `spec` calls with and the example it is (named, or the one whose input it is),
+/// or the exit code of why there is none: found before anything is started, so a mistyped
+/// name costs no server start.
+fn resolve(run: &Run, spec: &Spec) -> Result<(Value, Option<String>), u8> {
     let manifest = &run.manifest;
-    let (input, example) = match (&spec.example, &spec.input) {
+    let resolved = match (&spec.example, &spec.input) {
         (Some(name), _) => match manifest.examples.iter().find(|e| e.name == *name) {
             Some(example) => (example.input.clone(), Some(name.clone())),
             None => {
@@ -166,7 +173,7 @@ pub(crate) fn one(run: &Run, caller: Result<Arc<dyn Caller>, CallError>, spec: &
                     holon_core::message::path_shown(&manifest.path),
                     names.join(", ")
                 );
-                return exit::REFUSED;
+                return Err(exit::REFUSED);
             }
         },
         (None, Some(input)) => {
@@ -178,7 +185,7 @@ pub(crate) fn one(run: &Run, caller: Result<Arc<dyn Caller>, CallError>, spec: &
             eprintln!(
                 "error: no input to call with (give INPUT, `@file.json` or `--example NAME`)"
             );
-            return exit::USAGE;
+            return Err(exit::USAGE);
         }
     };
     // A name taken is refused before the call is paid for (and again as the file is written).
@@ -189,8 +196,20 @@ pub(crate) fn one(run: &Run, caller: Result<Arc<dyn Caller>, CallError>, spec: &
             "error: `--save {name}`: `{}` has an example named `{name}` already: nothing was called, nothing was written (name the new one otherwise)",
             holon_core::message::path_shown(&manifest.path)
         );
-        return exit::REFUSED;
+        return Err(exit::REFUSED);
     }
+    Ok(resolved)
+}
+
+/// The call of `spec` with `input` (of `example`, when it is one's) through `caller`, said;
+/// the exit code.
+pub(crate) fn one(
+    run: &Run,
+    caller: Result<Arc<dyn Caller>, CallError>,
+    spec: &Spec,
+    (input, example): (Value, Option<String>),
+) -> u8 {
+    let manifest = &run.manifest;
     let secrets = (run.upstreams.as_ref()).map_or_else(Default::default, |u| u.secrets().clone());
     let pass = if spec.function {
         Pass::Function
