@@ -709,16 +709,11 @@ fn run_check(
             }
         }
     }
-    let code = if report.accepted() && config.is_none() {
-        OK
-    } else {
-        REFUSED
-    };
-    // The process ends here: the manifest's trees (200,000 values at the gateway's bound) are
-    // left to the operating system, which frees them at once, rather than freed node by node,
-    // as rustc leaves its own.
+    let accepted = report.accepted() && config.is_none();
+    // The trees (200,000 values at the gateway's bound) are left to the operating system at
+    // exit rather than freed node by node, as rustc leaves its own.
     std::mem::forget(report);
-    code
+    if accepted { OK } else { REFUSED }
 }
 
 /// `check --format json`'s one document: the manifest's report, and under `test_config` the
