@@ -56,6 +56,19 @@ pub struct Words {
     pub replay: String,
 }
 
+/// A harness of `manifest` on the server `server` starts, and with `function`, the command of
+/// the adapter's function mode (`[server] function`), as its agent function.
+fn on_server(manifest: &Path, (server, function): (String, Option<String>)) -> Harness {
+    let mut harness = Harness::new(manifest).server_command(server);
+    if let Some(function) = function {
+        let adapter =
+            crate::adapter::Adapter::new(function, holon_core::manifest::folder_of(manifest));
+        harness.agent = Some(std::sync::Arc::new(adapter.clone()));
+        harness.adapter = Some(adapter);
+    }
+    harness
+}
+
 /// A `--server-cmd` run: the publish checks' warnings were printed already. With `function`,
 /// the command of the adapter's function mode (`[server] function`), the function pass runs
 /// first, through it.
@@ -66,13 +79,7 @@ pub fn run_server_command(
     words: Words,
     args: &Arguments,
 ) -> u8 {
-    let mut harness = Harness::new(manifest).server_command(server);
-    if let Some(function) = function {
-        let adapter =
-            crate::adapter::Adapter::new(function, holon_core::manifest::folder_of(manifest));
-        harness.agent = Some(std::sync::Arc::new(adapter.clone()));
-        harness.adapter = Some(adapter);
-    }
+    let mut harness = on_server(manifest, (server, function));
     harness.command_line = given;
     harness.replay = Some(words.replay);
     harness.program = words.program;
@@ -112,13 +119,7 @@ pub fn call_server_command(
     program: String,
     spec: &CallSpec,
 ) -> u8 {
-    let mut harness = Harness::new(manifest).server_command(server);
-    if let Some(function) = function {
-        let adapter =
-            crate::adapter::Adapter::new(function, holon_core::manifest::folder_of(manifest));
-        harness.agent = Some(std::sync::Arc::new(adapter.clone()));
-        harness.adapter = Some(adapter);
-    }
+    let mut harness = on_server(manifest, (server, function));
     harness.command_line = given;
     harness.program = program;
     harness.call_code(spec)
