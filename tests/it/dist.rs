@@ -141,18 +141,7 @@ fn one_version_everywhere_and_a_package_at_another_fails() {
     let platforms = launcher["optionalDependencies"].as_object().unwrap();
     assert_eq!(platforms.len(), 4, "linux and macOS, x64 and arm64");
     assert!(platforms.values().all(|v| v == VERSION), "{platforms:?}");
-    let metadata = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args([
-            "metadata",
-            "--no-deps",
-            "--format-version",
-            "1",
-            "--offline",
-        ])
-        .current_dir(root())
-        .output_within(RUN_LIMIT);
-    assert!(metadata.status.success(), "{}", text(&metadata));
-    let metadata: serde_json::Value = serde_json::from_slice(&metadata.stdout).unwrap();
+    let metadata = crate::util::paths::workspace_metadata();
     for package in metadata["packages"].as_array().unwrap() {
         if package["publish"] != serde_json::json!([]) {
             assert_eq!(package["version"], VERSION, "{}", package["name"]);
@@ -365,18 +354,7 @@ fn installed_from_the_built_files_alone_it_tests_python_and_typescript_servers_w
 #[test]
 fn the_release_archive_is_where_cargo_binstall_looks() {
     let dist = dist();
-    let metadata = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args([
-            "metadata",
-            "--no-deps",
-            "--format-version",
-            "1",
-            "--offline",
-        ])
-        .current_dir(root())
-        .output_within(RUN_LIMIT);
-    assert!(metadata.status.success(), "{}", text(&metadata));
-    let metadata: serde_json::Value = serde_json::from_slice(&metadata.stdout).unwrap();
+    let metadata = crate::util::paths::workspace_metadata();
     let kit = metadata["packages"]
         .as_array()
         .unwrap()

@@ -15,6 +15,7 @@ mod call;
 mod check;
 mod concurrency;
 mod conformance;
+mod crates_io;
 mod dist;
 mod docs;
 

@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::util::root;
 
@@ -259,23 +258,7 @@ fn group_of(groups: &[BTreeSet<String>], name: &str) -> Option<usize> {
 
 #[test]
 fn crates_depend_only_on_the_crates_below_them() {
-    let out = Command::new(env!("CARGO"))
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--offline",
-        ])
-        .current_dir(root())
-        .output()
-        .expect("cargo metadata runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).expect("metadata");
+    let metadata = crate::util::paths::workspace_metadata();
     let layers = layers();
     let order = &layers["workspace"];
     let members: BTreeSet<String> = metadata["packages"]

@@ -29,3 +29,24 @@ pub fn node22() -> PathBuf {
     );
     node
 }
+
+/// `cargo metadata --no-deps` of the workspace: its packages, their targets, the target folder.
+pub fn workspace_metadata() -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "metadata",
+            "--no-deps",
+            "--format-version",
+            "1",
+            "--offline",
+        ])
+        .current_dir(root())
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON")
+}
