@@ -92,12 +92,13 @@ fn folder_of(package: &Value) -> PathBuf {
         .to_path_buf()
 }
 
-/// Whether a library's dep-info is of a build that made the `.rlib` a dependent links.
-fn makes_an_rlib(dep_info: &str) -> bool {
+/// Whether a dep-info file is of a build that made a file of this extension (`None`: an
+/// executable, which has none).
+fn makes(dep_info: &str, extension: Option<&str>) -> bool {
     dep_info
         .lines()
         .filter_map(|l| l.split_once(": "))
-        .any(|(out, _)| out.ends_with(".rlib"))
+        .any(|(out, _)| Path::new(out).extension().and_then(|e| e.to_str()) == extension)
 }
 
 #[test]
@@ -124,31 +125,24 @@ fn every_file_a_published_crate_compiles_is_in_its_package() {
             if !kinds.iter().any(|k| k == "lib" || k == "bin") {
                 continue;
             }
-            // A library's builds are in deps/, named by its crate and a hash: those that made
-            // an `.rlib` (not the library's unit tests, an executable, nor a `cargo check`
-            // or clippy run, an `.rmeta` alone). A binary's last build is uplifted beside
-            // deps/ under its own name, as is its dep-info, which cargo extends with the
-            // sources of the path dependencies: those are each their own crate's.
+            // Each build of a target is in deps/, named by its crate and a hash, with its
+            // dep-info: a library's are those that made an `.rlib` (not its unit tests, an
+            // executable, nor a `cargo check` or clippy run, an `.rmeta` alone); a binary's,
+            // those that made an executable.
             let target_name = target["name"].as_str().unwrap();
-            let dep_infos: Vec<PathBuf> = if kinds.iter().any(|k| k == "lib") {
-                let stem = format!("{}-", target_name.replace('-', "_"));
-                std::fs::read_dir(&deps)
-                    .unwrap()
-                    .map(|e| e.unwrap().path())
-                    .filter(|p| {
-                        let file = p.file_name().unwrap().to_string_lossy();
-                        file.strip_prefix(&stem)
-                            .and_then(|rest| rest.strip_suffix(".d"))
-                            .is_some_and(|hash| !hash.contains(['-', '.']))
-                    })
-                    .collect()
-            } else {
-                vec![deps.with_file_name(format!("{target_name}.d"))]
-            };
-            let dep_infos: Vec<String> = dep_infos
-                .iter()
+            let lib = kinds.iter().any(|k| k == "lib");
+            let stem = format!("{}-", target_name.replace('-', "_"));
+            let dep_infos: Vec<String> = std::fs::read_dir(&deps)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| {
+                    let file = p.file_name().unwrap().to_string_lossy();
+                    file.strip_prefix(&stem)
+                        .and_then(|rest| rest.strip_suffix(".d"))
+                        .is_some_and(|hash| !hash.contains(['-', '.']))
+                })
                 .filter_map(|p| std::fs::read_to_string(p).ok())
-                .filter(|text| kinds.iter().all(|k| k != "lib") || makes_an_rlib(text))
+                .filter(|text| makes(text, if lib { Some("rlib") } else { None }))
                 .collect();
             assert!(
                 !dep_infos.is_empty(),
@@ -199,7 +193,7 @@ fn every_file_a_published_crate_compiles_is_in_its_package() {
 }
 
 #[test]
-fn dep_info_names_are_split_as_make_writes_them() {
+fn dep_info_is_read_as_make_writes_it() {
     let text =
         "/t/deps/x.d: src/lib.rs src/a\\ b.rs ../templates/t.txt\n\nsrc/lib.rs:\n# env-dep:A=b\n";
     let files: Vec<PathBuf> = files_read(text);
@@ -207,15 +201,12 @@ fn dep_info_names_are_split_as_make_writes_them() {
         files,
         ["src/lib.rs", "src/a b.rs", "../templates/t.txt"].map(PathBuf::from)
     );
-    assert!(makes_an_rlib(
-        "/t/deps/libx-1.rlib: src/lib.rs\n/t/deps/libx-1.rmeta: src/lib.rs\n"
-    ));
-    assert!(!makes_an_rlib(
-        "/t/deps/x-1: src/lib.rs tests/corpus.json\n"
-    ));
-    assert!(!makes_an_rlib(
-        "/t/deps/libx-1.rmeta: src/lib.rs clippy.toml\n"
-    ));
+    let rlib = "/t/deps/libx-1.rlib: src/lib.rs\n/t/deps/libx-1.rmeta: src/lib.rs\n";
+    let unit_tests = "/t/deps/x-1: src/lib.rs tests/corpus.json\n/t/deps/x-1.d: src/lib.rs\n";
+    let check = "/t/deps/libx-1.rmeta: src/lib.rs clippy.toml\n";
+    assert!(makes(rlib, Some("rlib")) && !makes(rlib, None));
+    assert!(makes(unit_tests, None) && !makes(unit_tests, Some("rlib")));
+    assert!(!makes(check, Some("rlib")) && !makes(check, None));
     assert_eq!(
         normal(Path::new("/w/crates/c/src/../../t/x")),
         Path::new("/w/crates/t/x")
