@@ -11,7 +11,17 @@ fn bin_dir() -> PathBuf {
 }
 
 /// `cargo` with our freshly built `cargo-holon-test` first on the PATH, as an install would put it.
+///
+/// An agent in `dir` without a lock file gets the workspace's: it is built against the versions
+/// the kit is tested with, and in the workspace's target folder, so its dependencies are the
+/// builds the examples' test targets made (the same crates, versions and features) and only
+/// the kit's crates and the agent are compiled again. (Resolved afresh, a new agent would
+/// build every dependency once more in each CI run.)
 pub(super) fn cargo(dir: &Path) -> Command {
+    let lock = dir.join("Cargo.lock");
+    if dir.join("Cargo.toml").is_file() && !lock.exists() {
+        std::fs::copy(crate::util::root().join("Cargo.lock"), &lock).expect("copy Cargo.lock");
+    }
     let path = std::env::join_paths(std::iter::once(bin_dir()).chain(std::env::split_paths(
         &std::env::var_os("PATH").unwrap_or_default(),
     )))
@@ -19,10 +29,11 @@ pub(super) fn cargo(dir: &Path) -> Command {
     let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     c.current_dir(dir)
         .env("PATH", path)
-        // One target folder for every run, so the agent's dependencies build once.
         .env(
             "CARGO_TARGET_DIR",
-            Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-target"),
+            Path::new(env!("CARGO_TARGET_TMPDIR"))
+                .parent()
+                .expect("CARGO_TARGET_TMPDIR is the target folder's tmp"),
         )
         .env("NO_COLOR", "1")
         // The workspace's own profile (Cargo.toml): a scaffolded agent is a workspace of its
