@@ -1,5 +1,5 @@
 //! Where each node of a manifest sits in its text: the byte span and the style of every node,
-//! from the events of the parser under serde-saphyr.
+//! from the events of granit-parser, the parser the manifest reader uses.
 
 use granit_parser::{Event, Options, Parser, ScalarStyle, Span, StructureStyle};
 

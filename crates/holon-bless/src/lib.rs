@@ -11,7 +11,7 @@
 //! version and make no promise of their own.
 //!
 //! The modules, lowest first: `error`; `collect` (what each pass saw, per run); `layout` (the
-//! byte span and style of every node, from granit-parser, the parser under serde-saphyr);
+//! byte span and style of every node, from granit-parser, the parser the manifest reader uses);
 //! `rewrite` (the surgical edit, read back against the intended document, values written by
 //! `holon-yaml`); `write` (lock, re-read, publish checks, temporary file and rename); `finish`
 //! (what to write, written and said); `append` (`call --save`: a call appended as an example).
