@@ -10,6 +10,15 @@ fn bin_dir() -> PathBuf {
     Path::new(BIN).parent().expect("bin dir").to_path_buf()
 }
 
+/// The workspace's target folder, where the agents of the tests build (see [`cargo`]): an agent
+/// there must not be named as one of the workspace's packages, whose binary it would replace.
+fn target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("CARGO_TARGET_TMPDIR is the target folder's tmp")
+        .to_path_buf()
+}
+
 /// `cargo` with our freshly built `cargo-holon-test` first on the PATH, as an install would put it.
 ///
 /// An agent in `dir` without a lock file gets the workspace's: it is built against the versions
@@ -29,12 +38,7 @@ pub(super) fn cargo(dir: &Path) -> Command {
     let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     c.current_dir(dir)
         .env("PATH", path)
-        .env(
-            "CARGO_TARGET_DIR",
-            Path::new(env!("CARGO_TARGET_TMPDIR"))
-                .parent()
-                .expect("CARGO_TARGET_TMPDIR is the target folder's tmp"),
-        )
+        .env("CARGO_TARGET_DIR", target_dir())
         .env("NO_COLOR", "1")
         // The workspace's own profile (Cargo.toml): a scaffolded agent is a workspace of its
         // own, whose test binaries would otherwise carry full debug info.
@@ -147,7 +151,7 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
     // follows a rename. A server built before the rename (a stale deployment) does not, and
     // the MCP pass must say so.
     let stale = root.path().join("stale-server");
-    let built = Path::new(env!("CARGO_TARGET_TMPDIR")).join("scaffold-target/debug/my-agent");
+    let built = target_dir().join("debug/my-agent");
     std::fs::copy(&built, &stale).expect("copy the server built from the original manifest");
     let manifest = agent.join("holon.yaml");
     let original = std::fs::read_to_string(&manifest).expect("read manifest");

@@ -25,13 +25,16 @@ pub(super) fn model() -> FakeModel {
     })
 }
 
-/// One copy of the Rust agent at a time: every copy builds into the one scaffold target, where
-/// its test binary has the same name whatever the copy's folder, so two copies built at once
-/// would run each other's binary.
+/// One copy of the Rust agent at a time: every copy builds into the workspace's target folder
+/// (see `scaffold::cargo`), where its test binary has the same name whatever the copy's folder,
+/// so two copies built at once would run each other's binary.
 static RUST_AGENT: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A copy of `examples/ticket-triage` in `dir` (its own package, depending on this checkout),
 /// without its recordings, and the turn to use it (see [`RUST_AGENT`]), held until dropped.
+/// The copy's package and server are `ticket-triage-copy`: it builds in the workspace's target
+/// folder, where a server named as the example's would replace the example's own, which other
+/// tests run at the same time.
 pub(super) fn rust_agent(dir: &Path) -> (PathBuf, std::sync::MutexGuard<'static, ()>) {
     let turn = RUST_AGENT.lock().unwrap_or_else(|e| e.into_inner());
     let from = root().join("examples/ticket-triage");
@@ -45,7 +48,12 @@ pub(super) fn rust_agent(dir: &Path) -> (PathBuf, std::sync::MutexGuard<'static,
     ] {
         let target = to.join(file);
         std::fs::create_dir_all(target.parent().expect("a folder")).expect("mkdir");
-        std::fs::copy(from.join(file), &target).expect("copy");
+        let text = std::fs::read_to_string(from.join(file)).expect("read the example");
+        let text = text.replace(
+            "CARGO_BIN_EXE_ticket-triage",
+            "CARGO_BIN_EXE_ticket-triage-copy",
+        );
+        std::fs::write(&target, text).expect("copy");
     }
     let manifest = std::fs::read_to_string(from.join("Cargo.toml"))
         .expect("Cargo.toml")
@@ -53,7 +61,11 @@ pub(super) fn rust_agent(dir: &Path) -> (PathBuf, std::sync::MutexGuard<'static,
             "path = \"../..\"",
             &format!("path = {:?}", root().display().to_string()),
         )
-        .replace("\n[lints]\nworkspace = true\n", "\n");
+        .replace(
+            "\n[lints]\nworkspace = true\n",
+            "\n[lib]\nname = \"ticket_triage\"\n",
+        )
+        .replace("name = \"ticket-triage\"", "name = \"ticket-triage-copy\"");
     std::fs::write(to.join("Cargo.toml"), manifest).expect("write Cargo.toml");
     (to, turn)
 }
