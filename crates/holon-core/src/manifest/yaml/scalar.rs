@@ -243,35 +243,19 @@ fn small_integer(text: &str) -> Option<Number> {
     Some(v.into())
 }
 
-/// `!!binary`: base64 (whitespace ignored), decoded to UTF-8 text.
+/// `!!binary`: base64 (whitespace ignored, as YAML folds it over lines), decoded to UTF-8 text.
 fn binary(text: &str) -> Result<String, Unreadable> {
-    let mut bytes = Vec::with_capacity(text.len() / 4 * 3);
-    let mut buffer: u32 = 0;
-    let mut bits = 0;
-    let mut padding = 0;
-    for c in text.bytes().filter(|b| !b.is_ascii_whitespace()) {
-        let value = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' => {
-                padding += 1;
-                continue;
-            }
-            _ => return Err(Unreadable::NotBase64),
-        };
-        if padding > 0 {
-            return Err(Unreadable::NotBase64);
-        }
-        buffer = (buffer << 6) | u32::from(value);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            bytes.push((buffer >> bits) as u8);
-        }
-    }
+    use base64::Engine as _;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    // Padding is optional in YAML's `!!binary`, as in the reader before.
+    const LENIENT: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new()
+            .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+            .with_decode_allow_trailing_bits(true),
+    );
+    let compact: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    let bytes = LENIENT.decode(compact).map_err(|_| Unreadable::NotBase64)?;
     String::from_utf8(bytes).map_err(|_| Unreadable::NotText)
 }
 
@@ -446,6 +430,15 @@ mod tests {
         // Quoted, it is a string.
         let quoted = resolve("null".into(), ScalarStyle::DoubleQuoted, Tagged::Untyped);
         assert_eq!(quoted, Ok(Kind::String("null".into())));
+    }
+
+    #[test]
+    fn binary_is_base64_over_lines_and_must_be_text() {
+        let binary = |text: &str| resolve(text.into(), ScalarStyle::Plain, Tagged::Binary);
+        assert_eq!(binary("aGVs\n  bG8="), Ok(Kind::String("hello".into())));
+        assert_eq!(binary("aGVsbG8"), Ok(Kind::String("hello".into())));
+        assert_eq!(binary("aGV*"), Err(Unreadable::NotBase64));
+        assert_eq!(binary("//79"), Err(Unreadable::NotText));
     }
 
     #[test]
