@@ -108,48 +108,100 @@ pub fn size(value: &Value) -> u64 {
 /// key order, layout or quoting, so its hash names it. Recursive: its callers hand it documents
 /// a YAML reader's depth budget (160 levels) bounded.
 pub fn canonical(value: &Value) -> String {
-    let mut out = String::new();
+    let mut out = Vec::new();
     write_canonical(value, &mut out);
-    out
+    // Only whole UTF-8 texts were written: the escaped strings and ASCII.
+    String::from_utf8(out).unwrap_or_default()
 }
 
-fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+/// A document the canonical writer walks: a JSON value, or a tree that reads as one (the
+/// manifest's located tree, whose identity is hashed without building the value first).
+pub trait Document {
+    /// What this node is, in JSON's terms.
+    fn shape(&self) -> Shape<'_, Self>;
+}
+
+/// One node of a [`Document`].
+pub enum Shape<'a, D: ?Sized> {
+    /// `null`.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// A number.
+    Number(&'a Number),
+    /// A string.
+    String(&'a str),
+    /// An array's items, in order.
+    Array(Vec<&'a D>),
+    /// An object's members, in any order.
+    Object(Vec<(&'a str, &'a D)>),
+}
+
+impl Document for Value {
+    fn shape(&self) -> Shape<'_, Value> {
+        match self {
+            Value::Null => Shape::Null,
+            Value::Bool(b) => Shape::Bool(*b),
+            Value::Number(n) => Shape::Number(n),
+            Value::String(s) => Shape::String(s),
+            Value::Array(items) => Shape::Array(items.iter().collect()),
+            Value::Object(members) => {
+                Shape::Object(members.iter().map(|(k, v)| (k.as_str(), v)).collect())
+            }
+        }
+    }
+}
+
+/// `document` written in the JSON Canonicalization Scheme ([`canonical`]), as UTF-8 bytes.
+pub fn write_canonical<D: Document + ?Sized>(document: &D, out: &mut Vec<u8>) {
+    use std::io::Write;
+    match document.shape() {
+        Shape::Null => out.extend_from_slice(b"null"),
+        Shape::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
         // An integer a double holds exactly is its own shortest digits (up to 2^53 doubles are
         // at most 1 apart), so it skips `canonical_number`'s exact expansion: a manifest's
         // numbers are almost all integers, and that expansion was most of a digest's time.
-        Value::Number(n) => match n.as_i64().filter(|i| i.unsigned_abs() <= 1 << 53) {
-            Some(i) => out.push_str(&i.to_string()),
-            None => out.push_str(&canonical_number(n.as_f64().unwrap_or(0.0))),
+        // (Writing into a Vec cannot fail.)
+        Shape::Number(n) => match n.as_i64().filter(|i| i.unsigned_abs() <= 1 << 53) {
+            Some(i) => {
+                let _ = write!(out, "{i}");
+            }
+            None => out.extend_from_slice(canonical_number(n.as_f64().unwrap_or(0.0)).as_bytes()),
         },
         // serde_json escapes exactly what JSON.stringify does: `"`, `\`, and the control
         // characters (as `\b \t \n \f \r` or lowercase `\u00xx`), nothing else.
-        Value::String(s) => out.push_str(&Value::String(s.clone()).to_string()),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
+        Shape::String(s) => {
+            let _ = serde_json::to_writer(&mut *out, s);
+        }
+        Shape::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_canonical(item, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        Value::Object(members) => {
-            let mut sorted: Vec<(&String, &Value)> = members.iter().collect();
-            sorted.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
-            out.push('{');
-            for (i, (name, member)) in sorted.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
+        Shape::Object(mut members) => {
+            // Between ASCII names, UTF-16 order is byte order.
+            members.sort_by(|(a, _), (b, _)| {
+                if a.is_ascii() && b.is_ascii() {
+                    a.cmp(b)
+                } else {
+                    a.encode_utf16().cmp(b.encode_utf16())
                 }
-                out.push_str(&Value::String(name.clone()).to_string());
-                out.push(':');
+            });
+            out.push(b'{');
+            for (i, (name, member)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                let _ = serde_json::to_writer(&mut *out, name);
+                out.push(b':');
                 write_canonical(member, out);
             }
-            out.push('}');
+            out.push(b'}');
         }
     }
 }

@@ -36,14 +36,16 @@ pub fn render_check(report: &Report, program: &str) -> String {
 
 /// Where each example starts in the manifest (line, column), by index.
 pub fn example_lines(report: &Report) -> Vec<(u64, u64)> {
-    let Ok(root) = holon_core::manifest::yaml::parse(&report.source) else {
-        return Vec::new();
-    };
-    let Some(holon_core::manifest::yaml::Kind::Seq(items)) = root.get("examples").map(|n| &n.kind)
-    else {
-        return Vec::new();
-    };
-    items.iter().map(|n| (n.loc.line, n.loc.column)).collect()
+    let lines = crate::checks::with_tree(report, |root| match root.get("examples") {
+        Some(examples) => match &examples.kind {
+            holon_core::manifest::yaml::Kind::Seq(items) => {
+                items.iter().map(|n| (n.loc.line, n.loc.column)).collect()
+            }
+            _ => Vec::new(),
+        },
+        None => Vec::new(),
+    });
+    lines.unwrap_or_default()
 }
 
 /// Every failed example trial as an `::error` at its example's line, with the first line of

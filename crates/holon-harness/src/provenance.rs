@@ -39,26 +39,26 @@ pub fn checks(path: &Path) -> Report {
 /// Adds a `source-commit-stale` warning to an accepted `report` when its `source.commit` does
 /// not hold the code in the manifest's folder.
 pub(crate) fn check(report: &mut Report) {
-    let Ok(root) = yaml::parse(&report.source) else {
-        return;
-    };
-    let Some(commit) = root
-        .get("source")
+    let found = crate::checks::with_tree(report, |root| {
+        let commit = commit_of(root)?;
+        let (message, hint) = stale(&report.path, &commit)?;
+        let mut found = Diagnostics::new(root);
+        found.warning(ID, "/source/commit", message).hint(hint);
+        Some(found.into_list())
+    });
+    report
+        .diagnostics
+        .extend(found.flatten().into_iter().flatten());
+}
+
+/// `source.commit`, trimmed, when the manifest has one.
+fn commit_of(root: &yaml::Node) -> Option<String> {
+    root.get("source")
         .and_then(|s| s.get("commit"))
         .and_then(|c| match &c.kind {
             yaml::Kind::String(s) => Some(s.trim().to_string()),
             _ => None,
         })
-    else {
-        return;
-    };
-    let Some(message) = stale(&report.path, &commit) else {
-        return;
-    };
-    let (message, hint) = message;
-    let mut found = Diagnostics::new(&root);
-    found.warning(ID, "/source/commit", message).hint(hint);
-    report.diagnostics.extend(found.into_list());
 }
 
 /// What is wrong with `commit` for the code beside `manifest`, with a hint; `None` when it is

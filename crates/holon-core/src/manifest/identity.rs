@@ -43,6 +43,21 @@ impl Identity {
         })
     }
 
+    /// The identity of the located tree the checks read, the same as [`Self::of_document`] of
+    /// its JSON, without building that JSON (a manifest of a thousand examples is megabytes).
+    pub fn of_tree(root: &yaml::Node) -> Option<Identity> {
+        let field = |node: Option<&yaml::Node>| match node.map(|n| &n.kind) {
+            Some(yaml::Kind::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        Some(Identity {
+            name: field(root.get("name"))?,
+            version: field(root.get("version"))?,
+            sha256: digest(root),
+            commit: field(root.get("source").and_then(|s| s.get("commit"))),
+        })
+    }
+
     /// The value announced under [`META_KEY`]: `{name, version, sha256, commit?}`.
     pub fn to_meta(&self) -> Value {
         let mut meta = json!({"name": self.name, "version": self.version, "sha256": self.sha256});
@@ -84,8 +99,10 @@ impl Identity {
 /// document read as the checks read it, as JSON in RFC 8785's canonical form
 /// ([`crate::json::canonical`]). Comments, key order, layout and quoting change nothing;
 /// any value does.
-pub fn digest(document: &Value) -> String {
-    let hash = Sha256::digest(crate::json::canonical(document).as_bytes());
+pub fn digest<D: crate::json::Document + ?Sized>(document: &D) -> String {
+    let mut canonical = Vec::new();
+    crate::json::write_canonical(document, &mut canonical);
+    let hash = Sha256::digest(&canonical);
     hash.iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -126,6 +143,29 @@ mod tests {
         assert_eq!(Identity::from_meta(&meta), None);
         assert_eq!(Identity::from_meta(&Map::new()), None);
         assert!(identity.describe().starts_with("`probe 1.0.0` (sha256 "));
+    }
+
+    #[test]
+    fn the_tree_hashes_as_its_json_does() {
+        // Names that sort differently as bytes and as UTF-16, escapes, numbers of every
+        // spelling, a merge key, nesting: the tree's identity is its JSON's.
+        let odd = "name: odd\nversion: 0.1.0\n\"\\ufb33\": 1\n\"\\U0001F600\": 2\n\"\\r\": 3\n\
+            zz: {b: [1.0, 1e21, -0.0, 0x1f, 2.50, 12345678901234567890], a: \"q\\\"\\\\\\u0001\", c: null}\n\
+            base: &b {k: 1, l: [true, ~]}\nmerged: {<<: *b, m: 2}\n\u{e9}t\u{e9}: \u{e9}\n";
+        let manifests = ["word-stats", "csv-profile", "ticket-triage"]
+            .map(|name| {
+                format!(
+                    "{}/../../examples/{name}/holon.yaml",
+                    env!("CARGO_MANIFEST_DIR")
+                )
+            })
+            .map(|path| std::fs::read_to_string(path).unwrap());
+        for text in manifests.iter().map(String::as_str).chain([odd]) {
+            let root = yaml::parse(text).unwrap();
+            let document = root.to_json();
+            assert_eq!(Identity::of_tree(&root), Identity::of_document(&document));
+            assert!(Identity::of_tree(&root).is_some());
+        }
     }
 
     #[test]

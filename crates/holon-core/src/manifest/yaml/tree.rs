@@ -64,6 +64,25 @@ pub struct YamlError {
     pub pointer: String,
 }
 
+/// The tree reads as the JSON value [`Node::to_json`] builds: the manifest's identity hashes it
+/// in canonical form without building that value.
+impl crate::json::Document for Node {
+    fn shape(&self) -> crate::json::Shape<'_, Node> {
+        use crate::json::Shape;
+        match &self.kind {
+            Kind::Null => Shape::Null,
+            Kind::Bool(b) => Shape::Bool(*b),
+            Kind::Number(n) => Shape::Number(n),
+            Kind::String(s) => Shape::String(s),
+            Kind::Seq(items) => Shape::Array(items.iter().collect()),
+            // A tree `parse` read has no key twice (it refuses them).
+            Kind::Map(entries) => {
+                Shape::Object(entries.iter().map(|(k, v)| (k.name.as_str(), v)).collect())
+            }
+        }
+    }
+}
+
 impl Node {
     /// The node as a JSON value, built without recursion so that no depth overflows the stack.
     pub fn to_json(&self) -> Value {
