@@ -123,13 +123,13 @@ pub trait Document {
 
 /// One node of a [`Document`].
 pub enum Shape<'a, D: ?Sized> {
-    /// `null`.
+    /// `null` (YAML's `~`, or nothing).
     Null,
     /// `true` or `false`.
     Bool(bool),
-    /// A number.
+    /// A number, written as the double it reads as.
     Number(&'a Number),
-    /// A string.
+    /// A string, escaped as `JSON.stringify` escapes it.
     String(&'a str),
     /// An array's items, in order.
     Array(Vec<&'a D>),

@@ -10,7 +10,6 @@ use std::path::Path;
 
 use holon_core::check::{self, Report};
 use holon_core::ids;
-use holon_core::manifest::yaml;
 
 /// The lint the trials can answer: a declared code no example shows.
 const WITHOUT_EXAMPLE: &str = ids::ERROR_WITHOUT_EXAMPLE.name();
@@ -54,16 +53,6 @@ pub(crate) fn before_run(
         }
     }
     (report, held)
-}
-
-/// `read` applied to the located tree of `report`'s manifest: the tree its checks read, when
-/// it holds one, for a thousand examples cost as much to parse again as to check; else the
-/// text parsed again. `None` when the text is not YAML.
-pub(crate) fn with_tree<R>(report: &Report, read: impl FnOnce(&yaml::Node) -> R) -> Option<R> {
-    match report.tree() {
-        Some(root) => Some(read(root)),
-        None => yaml::parse(&report.source).ok().map(|root| read(&root)),
-    }
 }
 
 /// The `error-without-example` warnings moved out of an accepted `report`, for the trials to

@@ -42,10 +42,17 @@ impl Report {
         self.count(Severity::Error, self.unlisted[0])
     }
 
-    /// The located tree the checks read, while the report holds an accepted manifest: what a
-    /// check added after these (in the test harness) reads instead of parsing the text again.
-    pub fn tree(&self) -> Option<&Node> {
-        self.root.as_deref()
+    /// `read` applied to the located tree of the manifest: the tree the checks read, while the
+    /// report holds an accepted manifest (a check added after these, in the test harness, then
+    /// parses nothing: a thousand examples cost as much to parse again as to check), else the
+    /// text parsed again. `None` when the text is not YAML.
+    pub fn with_tree<R>(&self, read: impl FnOnce(&Node) -> R) -> Option<R> {
+        match self.root.as_deref() {
+            Some(root) => Some(read(root)),
+            None => crate::manifest::yaml::parse(&self.source)
+                .ok()
+                .map(|root| read(&root)),
+        }
     }
 
     /// Number of warnings found, listed or not.
