@@ -36,7 +36,7 @@ pub fn render_check(report: &Report, program: &str) -> String {
 
 /// Where each example starts in the manifest (line, column), by index.
 pub fn example_lines(report: &Report) -> Vec<(u64, u64)> {
-    let lines = report.with_tree(|root| match root.get("examples") {
+    let lines = holon_core::check::with_tree(report, |root| match root.get("examples") {
         Some(examples) => match &examples.kind {
             holon_core::manifest::yaml::Kind::Seq(items) => {
                 items.iter().map(|n| (n.loc.line, n.loc.column)).collect()

@@ -39,7 +39,7 @@ pub fn checks(path: &Path) -> Report {
 /// Adds a `source-commit-stale` warning to an accepted `report` when its `source.commit` does
 /// not hold the code in the manifest's folder.
 pub(crate) fn check(report: &mut Report) {
-    let found = report.with_tree(|root| {
+    let found = holon_core::check::with_tree(report, |root| {
         let commit = commit_of(root)?;
         let (message, hint) = stale(&report.path, &commit)?;
         let mut found = Diagnostics::new(root);

@@ -40,7 +40,7 @@ pub use structure::{suggest, valid_name};
 use crate::ids::Id;
 use crate::manifest::yaml::Loc;
 pub use collect::Diagnostics;
-pub use report::{MENDED_BY_BLESS, Report, for_bless, into_manifest};
+pub use report::{MENDED_BY_BLESS, Report, for_bless, into_manifest, with_tree};
 
 /// One problem of another file the kit reads beside the manifest (`holon-test.toml`, a
 /// recording), located in that file.

@@ -42,19 +42,6 @@ impl Report {
         self.count(Severity::Error, self.unlisted[0])
     }
 
-    /// `read` applied to the located tree of the manifest: the tree the checks read, while the
-    /// report holds an accepted manifest (a check added after these, in the test harness, then
-    /// parses nothing: a thousand examples cost as much to parse again as to check), else the
-    /// text parsed again. `None` when the text is not YAML.
-    pub fn with_tree<R>(&self, read: impl FnOnce(&Node) -> R) -> Option<R> {
-        match self.root.as_deref() {
-            Some(root) => Some(read(root)),
-            None => crate::manifest::yaml::parse(&self.source)
-                .ok()
-                .map(|root| read(&root)),
-        }
-    }
-
     /// Number of warnings found, listed or not.
     pub fn warnings(&self) -> usize {
         self.count(Severity::Warning, self.unlisted[1])
@@ -82,6 +69,20 @@ impl Report {
             root: None,
             against: None,
         }
+    }
+}
+
+/// `read` applied to the located tree of `report`'s manifest: the tree its checks read, while
+/// the report holds an accepted manifest (a check added after these, in the test harness, then
+/// parses nothing: a thousand examples cost as much to parse again as to check), else the text
+/// parsed again; `None` when the text is not YAML. (A free function, as [`into_manifest`] is:
+/// the tree is the workspace's own, not part of the `Report` holon-kit re-exports.)
+pub fn with_tree<R>(report: &Report, read: impl FnOnce(&Node) -> R) -> Option<R> {
+    match report.root.as_deref() {
+        Some(root) => Some(read(root)),
+        None => crate::manifest::yaml::parse(&report.source)
+            .ok()
+            .map(|root| read(&root)),
     }
 }
 
