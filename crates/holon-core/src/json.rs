@@ -116,13 +116,13 @@ pub fn canonical(value: &Value) -> String {
 
 /// A document the canonical writer walks: a JSON value, or a tree that reads as one (the
 /// manifest's located tree, whose identity is hashed without building the value first).
-pub trait Document {
+pub trait Document: Sized {
     /// What this node is, in JSON's terms.
     fn shape(&self) -> Shape<'_, Self>;
 }
 
 /// One node of a [`Document`].
-pub enum Shape<'a, D: ?Sized> {
+pub enum Shape<'a, D> {
     /// `null` (YAML's `~`, or nothing).
     Null,
     /// `true` or `false`.
@@ -132,7 +132,7 @@ pub enum Shape<'a, D: ?Sized> {
     /// A string, escaped as `JSON.stringify` escapes it.
     String(&'a str),
     /// An array's items, in order.
-    Array(Vec<&'a D>),
+    Array(&'a [D]),
     /// An object's members, in any order.
     Object(Vec<(&'a str, &'a D)>),
 }
@@ -144,7 +144,7 @@ impl Document for Value {
             Value::Bool(b) => Shape::Bool(*b),
             Value::Number(n) => Shape::Number(n),
             Value::String(s) => Shape::String(s),
-            Value::Array(items) => Shape::Array(items.iter().collect()),
+            Value::Array(items) => Shape::Array(items),
             Value::Object(members) => {
                 Shape::Object(members.iter().map(|(k, v)| (k.as_str(), v)).collect())
             }
@@ -153,7 +153,7 @@ impl Document for Value {
 }
 
 /// `document` written in the JSON Canonicalization Scheme ([`canonical`]), as UTF-8 bytes.
-pub fn write_canonical<D: Document + ?Sized>(document: &D, out: &mut Vec<u8>) {
+pub fn write_canonical<D: Document>(document: &D, out: &mut Vec<u8>) {
     use std::io::Write;
     match document.shape() {
         Shape::Null => out.extend_from_slice(b"null"),
@@ -175,7 +175,7 @@ pub fn write_canonical<D: Document + ?Sized>(document: &D, out: &mut Vec<u8>) {
         }
         Shape::Array(items) => {
             out.push(b'[');
-            for (i, item) in items.into_iter().enumerate() {
+            for (i, item) in items.iter().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }

@@ -99,7 +99,7 @@ impl Identity {
 /// document read as the checks read it, as JSON in RFC 8785's canonical form
 /// ([`crate::json::canonical`]). Comments, key order, layout and quoting change nothing;
 /// any value does.
-pub fn digest<D: crate::json::Document + ?Sized>(document: &D) -> String {
+pub fn digest<D: crate::json::Document>(document: &D) -> String {
     let mut canonical = Vec::new();
     crate::json::write_canonical(document, &mut canonical);
     let hash = Sha256::digest(&canonical);

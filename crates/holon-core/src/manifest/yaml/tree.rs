@@ -74,7 +74,7 @@ impl crate::json::Document for Node {
             Kind::Bool(b) => Shape::Bool(*b),
             Kind::Number(n) => Shape::Number(n),
             Kind::String(s) => Shape::String(s),
-            Kind::Seq(items) => Shape::Array(items.iter().collect()),
+            Kind::Seq(items) => Shape::Array(items),
             // A tree `parse` read has no key twice (it refuses them).
             Kind::Map(entries) => {
                 Shape::Object(entries.iter().map(|(k, v)| (k.name.as_str(), v)).collect())
