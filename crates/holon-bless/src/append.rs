@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{BlessError, RewriteError};
 use crate::layout::{Shape, lay_out};
-use crate::write::{Locked, replace};
+use crate::write::Locked;
 use holon_core::manifest::{Expect, yaml};
 use holon_yaml::{self as emit, Flow};
 
@@ -20,18 +20,12 @@ const WIDTH: usize = 100;
 
 /// Appends the example `name`, `input` answered by `answer`, to the manifest at `path`.
 pub fn append(path: &Path, name: &str, input: &Value, answer: &Expect) -> Result<(), BlessError> {
-    let Locked {
-        path,
-        dir,
-        lock,
-        text,
-        doc,
-    } = Locked::open(path)?;
-    let taken = (doc.get("examples").and_then(Value::as_array))
+    let mut locked = Locked::open(path)?;
+    let taken = (locked.doc.get("examples").and_then(Value::as_array))
         .is_some_and(|all| all.iter().any(|e| e.get("name") == Some(&json_str(name))));
     if taken {
         return Err(BlessError::Taken {
-            path: path.clone(),
+            path: locked.path.clone(),
             name: name.to_string(),
         });
     }
@@ -40,8 +34,8 @@ pub fn append(path: &Path, name: &str, input: &Value, answer: &Expect) -> Result
     example.insert("input".into(), input.clone());
     example.insert(answer.key().into(), answer.value());
     let example = Value::Object(example);
-    let new = appended(&text, &example)?;
-    let mut intended = doc;
+    let new = appended(&locked.text, &example)?;
+    let mut intended = std::mem::take(&mut locked.doc);
     if let Some(Value::Array(all)) = intended.get_mut("examples") {
         all.push(example);
     }
@@ -53,15 +47,7 @@ pub fn append(path: &Path, name: &str, input: &Value, answer: &Expect) -> Result
     if reread.to_json() != intended {
         return Err(RewriteError::Differs.into());
     }
-    let report = holon_core::check::check_as_file(&new, &path);
-    if !report.accepted() {
-        return Err(BlessError::Refused {
-            report: holon_core::check::render_human(&report, false),
-        });
-    }
-    replace(&path, &dir, &new)?;
-    drop(lock);
-    Ok(())
+    locked.put(&new)
 }
 
 fn json_str(s: &str) -> Value {
