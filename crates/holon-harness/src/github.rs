@@ -36,15 +36,12 @@ pub fn render_check(report: &Report, program: &str) -> String {
 
 /// Where each example starts in the manifest (line, column), by index.
 pub fn example_lines(report: &Report) -> Vec<(u64, u64)> {
-    let lines = holon_core::check::with_tree(report, |root| match root.get("examples") {
-        Some(examples) => match &examples.kind {
-            holon_core::manifest::yaml::Kind::Seq(items) => {
-                items.iter().map(|n| (n.loc.line, n.loc.column)).collect()
-            }
+    use holon_core::manifest::yaml::Kind;
+    let lines =
+        holon_core::check::with_tree(report, |root| match root.get("examples").map(|n| &n.kind) {
+            Some(Kind::Seq(items)) => items.iter().map(|n| (n.loc.line, n.loc.column)).collect(),
             _ => Vec::new(),
-        },
-        None => Vec::new(),
-    });
+        });
     lines.unwrap_or_default()
 }
 
