@@ -56,13 +56,8 @@ pub(crate) struct Call {
     /// Call the server already running at this URL.
     #[arg(long, value_name = "URL", value_parser = command::parse_url, conflicts_with = "server_cmd")]
     url: Option<String>,
-    /// A header sent with the call to `--url`, `NAME: VALUE` (`${VAR}` read from the
-    /// environment; the value is never printed). Repeatable.
-    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
-    headers: Vec<String>,
-    /// PEM certificates to trust for an `https` `--url`.
-    #[arg(long, value_name = "PATH", requires = "url")]
-    ca_cert: Option<PathBuf>,
+    #[command(flatten)]
+    reach: Reach,
     /// Where the upstreams answer from: `replay` the recordings (an example's, or explore's
     /// for any other input), or `live` the real services [default: replay, or
     /// `HOLON_UPSTREAM`].
@@ -113,11 +108,10 @@ impl Call {
             ..CommandLine::default()
         };
         if let Some(url) = &self.url {
-            let headers = match headers(&self.headers) {
-                Ok(headers) => headers,
+            let remote = match self.reach.read() {
+                Ok(remote) => remote,
                 Err(code) => return code,
             };
-            let remote = (headers, self.ca_cert.clone());
             return command::call_url(&manifest, url.clone(), remote, given, program.into(), &spec);
         }
         if let Some(server) = &self.server_cmd {
@@ -265,9 +259,32 @@ fn read_input(given: &str) -> Result<Value, String> {
     })
 }
 
+/// How a server at `--url` is reached, for a run and for a call alike.
+#[derive(clap::Args, Debug)]
+pub(crate) struct Reach {
+    /// A header sent with every request to `--url`, `NAME: VALUE`; `${VAR}` in the value is
+    /// read from the environment, and the value is never printed. Repeatable.
+    // Read as text and parsed in `read`: clap would repeat a refused value, and a header's
+    // value is never printed.
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
+    headers: Vec<String>,
+    /// PEM certificates to trust for an `https` `--url`, beside the platform's roots (a
+    /// private CA, a self-signed server).
+    #[arg(long, value_name = "PATH", requires = "url")]
+    ca_cert: Option<PathBuf>,
+}
+
+impl Reach {
+    /// The headers, each `${VAR}` read from the environment (an unset one named, before any
+    /// call), and the certificates' path; the exit code of the first header that cannot be read.
+    pub(crate) fn read(&self) -> Result<(Vec<Header>, Option<PathBuf>), u8> {
+        Ok((headers(&self.headers)?, self.ca_cert.clone()))
+    }
+}
+
 /// Each `--header`'s `NAME: VALUE` read, its `${VAR}`s from the environment (an unset one
 /// named, before any call); the exit code of the first that cannot be.
-pub(crate) fn headers(texts: &[String]) -> Result<Vec<Header>, u8> {
+fn headers(texts: &[String]) -> Result<Vec<Header>, u8> {
     let mut headers = Vec::new();
     for text in texts {
         let header = match command::parse_header(text) {

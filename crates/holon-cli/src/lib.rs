@@ -51,16 +51,8 @@ struct Cli {
     /// against this URL, nothing started or stopped; explore only with `--explore-cases N`.
     #[arg(long, value_name = "URL", value_parser = command::parse_url, conflicts_with = "server_cmd")]
     url: Option<String>,
-    /// A header sent with every request to `--url`, `NAME: VALUE`; `${VAR}` in the value is
-    /// read from the environment, and the value is never printed. Repeatable.
-    // Read as text and parsed in `run_url`: clap would repeat a refused value, and a header's
-    // value is never printed.
-    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
-    headers: Vec<String>,
-    /// PEM certificates to trust for an `https` `--url`, beside the platform's roots (a
-    /// private CA, a self-signed server).
-    #[arg(long, value_name = "PATH", requires = "url")]
-    ca_cert: Option<PathBuf>,
+    #[command(flatten)]
+    reach: call::Reach,
     /// After the run, write the agent's actual answers into the examples that differ, in place
     /// (a crash, a timeout or an answer the gateway refuses is never written).
     #[arg(long)]
@@ -511,8 +503,8 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
 /// A `--url` run: each header's `${VAR}`s read (an unset one named, before any call), then the
 /// MCP pass against the server at `url`.
 fn run_url(invocation: Invocation, manifest: &Path, url: &str, cli: &Cli) -> u8 {
-    let headers = match call::headers(&cli.headers) {
-        Ok(headers) => headers,
+    let (headers, ca_cert) = match cli.reach.read() {
+        Ok(remote) => remote,
         Err(code) => return code,
     };
     let args = match libtest_arguments(cli) {
@@ -531,7 +523,7 @@ fn run_url(invocation: Invocation, manifest: &Path, url: &str, cli: &Cli) -> u8 
     command::run_url(
         manifest,
         url.to_string(),
-        (headers, cli.ca_cert.clone()),
+        (headers, ca_cert),
         command_line(cli),
         command::Words {
             program: invocation.name().to_string(),
