@@ -149,6 +149,45 @@ fn the_python_agent_with_the_openai_sdk_passes_every_fault() {
     );
 }
 
+/// A run split in shards (`--partition`) deals the fault trials with the examples: each
+/// example's fault trial runs in the shard that makes its call, and the shards' faults together
+/// are the whole run's, none twice; each shard's note names its share of them.
+#[test]
+fn the_fault_trials_are_dealt_among_the_shards() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let agent = recorded_python(dir.path());
+    let mut union = Vec::new();
+    // Three examples, one of them a declared error (no fault trial), dealt in turn.
+    for (shard, examples) in [("count:1/2", 2), ("count:2/2", 1)] {
+        let out = run_python(
+            &agent,
+            &["--explore-cases", "0", "--partition", shard],
+            None,
+            "ok",
+        );
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{shard}:\n{all}");
+        assert!(
+            all.contains(&format!(
+                "note: `--partition {shard}`: this shard runs {examples} of the 3 examples, and its share of the fault trials\n"
+            )),
+            "{shard}:\n{all}"
+        );
+        // One example and its two model calls, seven faults each.
+        assert!(
+            all.contains("faults::mcp: 1 example, 14 faults; reached model_answer_unreadable 2, upstream_unavailable 12\n"),
+            "{shard}:\n{all}"
+        );
+        for example in ["an outage", "a question"] {
+            if passed(&all, &format!("faults::mcp::{example}")) {
+                union.push(example);
+            }
+        }
+    }
+    union.sort_unstable();
+    assert_eq!(union, ["a question", "an outage"], "each once, in all");
+}
+
 /// One wrong number in one example of a model-backed agent is one report: the example's own
 /// trial shows the difference in full; its fault trial, whose every failed fault ended in that
 /// same answer, says in one line that the example, not a fault, is at odds with it.

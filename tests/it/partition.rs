@@ -74,8 +74,22 @@ fn shards_are_disjoint_and_together_the_whole_run() {
             let out = run(&manifest, &["--explore-cases", "0", "--partition", &shard]);
             let all = text(&out);
             assert!(out.status.success(), "{shard}:\n{all}");
+            let examples = ran(&out)
+                .iter()
+                .filter(|(n, _)| {
+                    n.starts_with("mcp::")
+                        && !n.starts_with("mcp::2025")
+                        && !n.ends_with("tools/list")
+                })
+                .count();
+            if deal == "count" {
+                assert_eq!(examples, 10, "{shard}: the count deal is even:\n{all}");
+            }
+            // Explore is off and word-stats calls no upstream: the note names neither.
             assert!(
-                all.contains(&format!("note: `--partition {shard}`: this shard makes")),
+                all.contains(&format!(
+                    "note: `--partition {shard}`: this shard runs {examples} of the 30 examples\n"
+                )),
                 "{shard}:\n{all}"
             );
             for (name, passed) in ran(&out) {
@@ -85,17 +99,6 @@ fn shards_are_disjoint_and_together_the_whole_run() {
                     union.insert(name.clone()) || every_shard,
                     "`{name}` ran twice, again in {shard}"
                 );
-            }
-            if deal == "count" {
-                let examples = ran(&out)
-                    .iter()
-                    .filter(|(n, _)| {
-                        n.starts_with("mcp::")
-                            && !n.starts_with("mcp::2025")
-                            && !n.ends_with("tools/list")
-                    })
-                    .count();
-                assert_eq!(examples, 10, "{shard}: the count deal is even:\n{all}");
             }
         }
         assert_eq!(union, everything, "{deal}: the shards together");
@@ -139,7 +142,7 @@ fn a_shard_with_nothing_of_its_own_passes_and_says_so() {
     let all = text(&out);
     assert!(out.status.success(), "{all}");
     assert!(
-        all.contains("note: `--partition count:3/3`: no example's call falls to this shard (the others make them)"),
+        all.contains("note: `--partition count:3/3`: no example's call falls to this shard (the others make them): no trial of its own, and it passes\n"),
         "{all}"
     );
     let names: Vec<String> = ran(&out).into_iter().map(|(n, _)| n).collect();
@@ -195,6 +198,12 @@ fn the_shards_of_a_measured_run_make_every_call_once() {
             ],
         );
         assert!(out.status.success(), "{shard}:\n{}", text(&out));
+        // The runs of one example go round the shards: each makes a third of the calls.
+        assert!(
+            text(&out).contains(&format!("note: `--partition {shard}`: this shard makes 40 of the measured calls (`--repeat 4`), of 30 of the 30 examples\n")),
+            "{shard}:\n{}",
+            text(&out)
+        );
         let body = std::fs::read_to_string(&receipts).expect("the receipts");
         for line in body.lines() {
             let receipt: Value = serde_json::from_str(line).expect("a whole line");

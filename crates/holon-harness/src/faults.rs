@@ -54,6 +54,12 @@ pub struct Faults {
 }
 
 impl Faults {
+    /// Whether `run` has fault trials: they are on, and what the upstreams answer is replayed
+    /// from the recordings, where a fault can be planted.
+    pub(crate) fn run_in(run: &Run) -> bool {
+        run.settings.faults && (run.upstreams.as_ref()).is_some_and(|u| u.mode() == Mode::Replay)
+    }
+
     /// The fault trials of `run` on each of `passes`, pushed onto `trials`; `None` when they
     /// do not run (turned off, no recorded upstream, or not replaying).
     pub(crate) fn trials(
@@ -63,10 +69,7 @@ impl Faults {
         runs: impl Fn(&str) -> bool,
         trials: &mut Vec<Trial>,
     ) -> Option<Arc<Faults>> {
-        let upstreams = run.upstreams.as_ref()?;
-        if !run.settings.faults || upstreams.mode() != Mode::Replay {
-            return None;
-        }
+        let upstreams = run.upstreams.as_ref().filter(|_| Faults::run_in(run))?;
         let faults = Arc::new(Faults {
             manifest: run.manifest.clone(),
             command,

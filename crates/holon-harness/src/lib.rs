@@ -286,7 +286,7 @@ impl Harness {
             for line in &run.plan.left_out {
                 eprintln!("note: `--max-calls`: {line}");
             }
-            if let Some(note) = run.plan.shard_note() {
+            if let Some(note) = run.plan.shard_note(faults::Faults::run_in(&run)) {
                 eprintln!("{note}");
             }
         }

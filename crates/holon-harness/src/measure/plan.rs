@@ -161,9 +161,10 @@ impl Plan {
         (1..=rounds).any(|run| self.takes(index, run, rounds))
     }
 
-    /// The line a shard (`--partition`) starts with: its share of the examples' calls, or that
-    /// none falls to it (it passes all the same).
-    pub(crate) fn shard_note(&self) -> Option<String> {
+    /// The line a shard (`--partition`) starts with: its share of the examples (and of the
+    /// measured calls, under `--repeat`), or that none falls to it (it passes all the same), and of explore's cases and the fault trials
+    /// when the run has them (`faults`: the fault trials run).
+    pub(crate) fn shard_note(&self, faults: bool) -> Option<String> {
         let partition = self.partition?;
         let calls: usize = (self.function.iter().chain(&self.mcp)).map(Vec::len).sum();
         let examples = (0..self.names.len())
@@ -173,16 +174,34 @@ impl Plan {
                     .any(|p| self.runs(*p, *i) > 0)
             })
             .count();
+        let explore = self.explore_cases > 0 && self.explore_trials > 0;
         Some(match calls {
+            // An example's fault trials go with its calls: none fall to this shard either.
+            0 if explore => format!(
+                "note: `--partition {}`: no example's call falls to this shard (the others make them); it runs its share of explore's cases only",
+                partition.name()
+            ),
             0 => format!(
-                "note: `--partition {}`: no example's call falls to this shard (the others make them); it runs its share of explore's cases, if any, and passes",
+                "note: `--partition {}`: no example's call falls to this shard (the others make them): no trial of its own, and it passes",
                 partition.name()
             ),
             _ => format!(
-                "note: `--partition {}`: this shard makes {calls} call{} of {examples} of the {} examples, and its share of explore's cases and of the fault trials",
+                "note: `--partition {}`: this shard {} {examples} of the {} examples{}",
                 partition.name(),
-                if calls == 1 { "" } else { "s" },
-                self.names.len()
+                match self.share().0 {
+                    measured if self.repeat > 1 => format!(
+                        "makes {measured} of the measured calls (`--repeat {}`), of",
+                        self.repeat
+                    ),
+                    _ => "runs".to_string(),
+                },
+                self.names.len(),
+                match (explore, faults) {
+                    (true, true) => ", and its share of explore's cases and of the fault trials",
+                    (true, false) => ", and its share of explore's cases",
+                    (false, true) => ", and its share of the fault trials",
+                    (false, false) => "",
+                }
             ),
         })
     }
