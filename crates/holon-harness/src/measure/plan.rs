@@ -162,8 +162,9 @@ impl Plan {
     }
 
     /// The line a shard (`--partition`) starts with: its share of the examples (and of the
-    /// measured calls, under `--repeat`), or that none falls to it (it passes all the same), and of explore's cases and the fault trials
-    /// when the run has them (`faults`: the fault trials run).
+    /// measured calls, under `--repeat`), or that none falls to it (it passes all the same);
+    /// and of explore's cases and the fault trials, when the run has them (`faults`: the fault
+    /// trials run).
     pub(crate) fn shard_note(&self, faults: bool) -> Option<String> {
         let partition = self.partition?;
         let calls: usize = (self.function.iter().chain(&self.mcp)).map(Vec::len).sum();
