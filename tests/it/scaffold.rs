@@ -146,6 +146,9 @@ fn a_new_agent_passes_its_own_tests_and_catches_drift() {
         );
     }
     assert!(out.contains("16 passed; 0 failed"), "{out}");
+    // The first build says nothing the author must act on: no compiler warning, the kit's
+    // crates' included (a path dependency's are shown).
+    assert!(!out.lines().any(|l| l.starts_with("warning: ")), "{out}");
 
     // The runtime takes the tool's name from the manifest it embeds, so a rebuilt server
     // follows a rename. A server built before the rename (a stale deployment) does not, and
@@ -301,6 +304,8 @@ fn a_new_model_agent_passes_its_own_tests_offline_and_without_a_key() {
         );
     }
     assert!(!out.contains("had no recording"), "{out}");
+    // Nor does the model agent's own code build with a warning (its TLS provider included).
+    assert!(!out.lines().any(|l| l.starts_with("warning: ")), "{out}");
     // The workflow CI runs needs no secret.
     let workflow =
         std::fs::read_to_string(agent.join(".github/workflows/holon.yml")).expect("workflow");

@@ -178,7 +178,7 @@ async fn fetch(handle: &str, link: &FileLink) -> Result<Vec<u8>, DownloadError> 
     // The process's TLS provider, unless the agent installed one of its own (reqwest builds
     // with no provider of its own under `tls`).
     #[cfg(feature = "tls")]
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    install_tls_provider();
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -242,6 +242,16 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// Installs ring as the process's TLS provider, unless one is installed already: under `tls`,
+/// reqwest has rustls with no provider of its own.
+#[cfg(feature = "tls")]
+pub(crate) fn install_tls_provider() {
+    // rustls deprecates ring's provider (0.23.48) for its lack of post-quantum key exchange;
+    // aws-lc-rs, which has it, compiles C for minutes of every agent's first build.
+    #[allow(deprecated)]
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ pub fn serve(manifest: EmbeddedManifest, agent: Arc<dyn Agent>) -> Result<(), Se
     // Under `tls`, reqwest has rustls with no provider of its own: one for the process, before
     // the agent or `ctx.download` builds a client.
     #[cfg(feature = "tls")]
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    crate::files::install_tls_provider();
     let runtime = tokio::runtime::Runtime::new().map_err(|source| ServeError::Io {
         addr: "a tokio runtime".into(),
         source,

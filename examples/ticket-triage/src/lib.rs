@@ -43,6 +43,10 @@ const STALL: Duration = Duration::from_secs(5);
 fn client() -> &'static reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
     CLIENT.get_or_init(|| {
+        // TLS on ring, which builds in seconds. rustls deprecates ring's provider for its lack
+        // of post-quantum key exchange: for that, use its `aws-lc-rs` feature and provider,
+        // which compile C for minutes of a first build.
+        #[allow(deprecated)]
         let _ = rustls::crypto::ring::default_provider().install_default();
         reqwest::Client::builder()
             .connect_timeout(STALL)

@@ -40,6 +40,8 @@ pub fn word_stats_binary() -> &'static Path {
 /// one of its own (`rustls-no-provider`), and a client built before one is installed panics.
 /// Every client a test builds (rmcp's included) comes after this.
 pub fn tls_provider() {
+    // Deprecated by rustls for its lack of post-quantum key exchange: what the kit ships.
+    #[allow(deprecated)]
     let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
