@@ -5,8 +5,5 @@
 
 /// Installs ring as the process's provider, unless one is installed already.
 pub fn install_provider() {
-    // rustls deprecates ring's provider (0.23.48) for its lack of post-quantum key exchange;
-    // aws-lc-rs, which has it, compiles C for minutes of every agent's first build.
-    #[allow(deprecated)]
-    let _ = rustls::crypto::ring::default_provider().install_default();
+    holon_runtime::files::install_tls_provider();
 }

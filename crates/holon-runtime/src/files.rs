@@ -245,9 +245,10 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// Installs ring as the process's TLS provider, unless one is installed already: under `tls`,
-/// reqwest has rustls with no provider of its own.
+/// reqwest has rustls with no provider of its own. The harness installs the same one.
 #[cfg(feature = "tls")]
-pub(crate) fn install_tls_provider() {
+#[doc(hidden)]
+pub fn install_tls_provider() {
     // rustls deprecates ring's provider (0.23.48) for its lack of post-quantum key exchange;
     // aws-lc-rs, which has it, compiles C for minutes of every agent's first build.
     #[allow(deprecated)]

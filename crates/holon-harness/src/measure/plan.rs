@@ -167,7 +167,6 @@ impl Plan {
     /// trials run).
     pub(crate) fn shard_note(&self, faults: bool) -> Option<String> {
         let partition = self.partition?;
-        let calls: usize = (self.function.iter().chain(&self.mcp)).map(Vec::len).sum();
         let examples = (0..self.names.len())
             .filter(|i| {
                 [Pass::Function, Pass::Mcp]
@@ -176,25 +175,23 @@ impl Plan {
             })
             .count();
         let explore = self.explore_cases > 0 && self.explore_trials > 0;
-        Some(match calls {
+        let name = partition.name();
+        Some(match examples {
             // An example's fault trials go with its calls: none fall to this shard either.
             0 if explore => format!(
-                "note: `--partition {}`: no example's call falls to this shard (the others make them); it runs its share of explore's cases only",
-                partition.name()
+                "note: `--partition {name}`: no example's call falls to this shard (the others make them); it runs its share of explore's cases only"
             ),
             0 => format!(
-                "note: `--partition {}`: no example's call falls to this shard (the others make them): no trial of its own, and it passes",
-                partition.name()
+                "note: `--partition {name}`: no example's call falls to this shard (the others make them): no trial of its own, and it passes"
             ),
             _ => format!(
-                "note: `--partition {}`: this shard {} {examples} of the {} examples{}",
-                partition.name(),
-                match self.share().0 {
-                    measured if self.repeat > 1 => format!(
-                        "makes {measured} of the measured calls (`--repeat {}`), of",
-                        self.repeat
+                "note: `--partition {name}`: this shard {} {examples} of the {} examples{}",
+                match self.repeat {
+                    1 => "runs".to_string(),
+                    repeat => format!(
+                        "makes {} of the measured calls (`--repeat {repeat}`), of",
+                        self.share().0
                     ),
-                    _ => "runs".to_string(),
                 },
                 self.names.len(),
                 match (explore, faults) {
