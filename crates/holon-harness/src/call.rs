@@ -47,7 +47,7 @@ pub(crate) fn make(
     };
     let adapter = adapter.filter(|_| spec.function);
     if let Some(adapter) = adapter {
-        adapter.startup(run.settings.startup);
+        adapter.startup(run.settings.startup, run.manifest.runtime.limits.timeout());
         if let Some(functions) = &run.functions {
             adapter.warm(functions);
         }

@@ -61,8 +61,7 @@ pub struct Words {
 fn on_server(manifest: &Path, (server, function): (String, Option<String>)) -> Harness {
     let mut harness = Harness::new(manifest).server_command(server);
     if let Some(function) = function {
-        let adapter =
-            crate::adapter::Adapter::new(function, holon_core::manifest::folder_of(manifest));
+        let adapter = crate::adapter::Adapter::new(function, manifest);
         harness.agent = Some(std::sync::Arc::new(adapter.clone()));
         harness.adapter = Some(adapter);
     }

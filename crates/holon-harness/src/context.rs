@@ -28,6 +28,8 @@ pub(crate) struct Run {
     pub upstreams: Option<Arc<Upstreams>>,
     /// The runtime every function call of the run runs on, when there is a function.
     pub functions: Option<Arc<Functions>>,
+    /// The function mode of a TypeScript or Python agent, when it is the agent function.
+    pub adapter: Option<crate::adapter::Adapter>,
     /// How many calls each pass makes of each example.
     pub plan: Plan,
     /// What the measured calls go through, when the run is measured.

@@ -453,6 +453,9 @@ pub enum NoAnswer {
     /// The manifest has no such example.
     #[error("the manifest has no example {0}")]
     NoExample(usize),
+    /// The agent's function mode did not start, or was refused: why, in one line.
+    #[error("{0}")]
+    FunctionMode(String),
     /// `--max-calls` left no call for this example.
     #[error("this example's call was not made: `--max-calls` left no call for it")]
     NotPlanned,

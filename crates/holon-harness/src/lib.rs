@@ -273,7 +273,7 @@ impl Harness {
             Err(error) => return self.stopped(&error, args),
         };
         if let Some(adapter) = &self.adapter {
-            adapter.startup(run.settings.startup);
+            adapter.startup(run.settings.startup, run.manifest.runtime.limits.timeout());
         }
         // A measured run stopped by a signal still says what ran: its report comes first.
         let _last_words = run.meter.clone().map(|meter| {
@@ -528,6 +528,7 @@ impl Harness {
             lines,
             upstreams,
             functions,
+            adapter: self.adapter.clone(),
             plan,
             meter,
             prices,

@@ -46,6 +46,7 @@ impl FunctionPass {
             workers,
             runs: run.plan.all_runs(Pass::Function),
             retry: run.settings.retries(),
+            adapter: run.adapter.clone(),
         };
         let flight = Arc::new(Flight::new(
             runner.clone(),
