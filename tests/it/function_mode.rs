@@ -33,12 +33,18 @@ fn template(lang: &str) -> (tempfile::TempDir, PathBuf) {
 
 /// `holon-test` in the agent, explore off.
 fn run(home: &Path, agent: &Path) -> Output {
+    run_with(home, agent, &[])
+}
+
+/// `holon-test` in the agent with `args`, explore off.
+fn run_with(home: &Path, agent: &Path, args: &[&str]) -> Output {
     let path = std::env::join_paths(std::iter::once(home.join("bin")).chain(
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
     ))
     .expect("a PATH");
     Command::new(PLAIN_BIN)
         .args(["--explore-cases", "0"])
+        .args(args)
         .current_dir(agent)
         .env("PATH", path)
         .env("PYTHONPATH", root().join("target/interop/python"))
@@ -256,4 +262,73 @@ fn call_function_goes_through_the_function_mode_holon_test_toml_names() {
             text(&refused)
         );
     }
+}
+
+/// An agent that blocks the loop its calls run on for 5 s on one input (`timeout_s` 2 s),
+/// with every call in flight at once: that input's two trials fail, as blocking, and no other.
+fn one_blocked_input_fails_alone(lang: &str, planted: (&str, &str, &str)) {
+    let (home, agent) = template(lang);
+    let (file, anchor, lines) = planted;
+    plant(&agent, file, anchor, lines);
+    let path = agent.join("holon.yaml");
+    let manifest = std::fs::read_to_string(&path).expect("the manifest");
+    let changed = manifest.replace("timeout_s: 10", "timeout_s: 2").replacen(
+        "examples:\n",
+        "examples:\n  - name: a block\n    input: { text: block }\n    output: { words: 1, longest: block }\n",
+        1,
+    );
+    assert_ne!(manifest, changed);
+    std::fs::write(&path, changed).expect("write");
+    let out = run_with(home.path(), &agent, &["--concurrency", "16"]);
+    let printed = text(&out);
+    let ended = outcomes(&out);
+    let failed: Vec<&String> = ended
+        .iter()
+        .filter(|(_, ok)| !**ok)
+        .map(|(n, _)| n)
+        .collect();
+    let blocking = [
+        "function::a block",
+        "mcp::2025-11-25::a block",
+        "mcp::a block",
+    ];
+    assert_eq!(failed, blocking, "{printed}");
+    let blocked = failure(&printed, "function::a block");
+    // An adapter of the agent's own answers no ping: it is replaced, as blocked or not.
+    let said = match printed.contains("is an adapter of this agent's own") {
+        true => "made alone; the function mode was started again for the calls after it",
+        false => "this input blocks the agent's process",
+    };
+    assert!(
+        blocked.contains(said) && blocked.contains("gateway status: timeout"),
+        "{blocked}"
+    );
+    assert!(
+        failure(&printed, "mcp::a block").contains("this input blocks the server"),
+        "{printed}"
+    );
+}
+
+#[test]
+fn a_python_function_that_blocks_its_loop_fails_only_its_own_trials() {
+    one_blocked_input_fails_alone(
+        "python",
+        (
+            "agent.py",
+            "    min_length = input.get(\"min_length\", 1)\n",
+            "    import time\n    if input[\"text\"] == \"block\":\n        time.sleep(5)\n",
+        ),
+    );
+}
+
+#[test]
+fn a_typescript_function_that_spins_fails_only_its_own_trials() {
+    one_blocked_input_fails_alone(
+        "typescript",
+        (
+            "agent.ts",
+            "  const minLength = input.min_length ?? 1;\n",
+            "  if (input.text === 'block') { const until = Date.now() + 5000; while (Date.now() < until) {} }\n",
+        ),
+    );
 }

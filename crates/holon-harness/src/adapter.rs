@@ -208,6 +208,12 @@ impl Adapter {
         let _ = runtime.block_on(self.0.connection());
     }
 
+    /// Starts the process, when it is not running, before the first call: a call's
+    /// `timeout_s` is not spent on the start.
+    pub(crate) async fn ready(&self) {
+        let _ = self.0.connection().await;
+    }
+
     /// Why no call can be made, when the function mode did not start or was refused: the
     /// function mode's failure, not the agent's.
     pub(crate) fn unavailable(&self) -> Option<String> {
@@ -287,6 +293,8 @@ impl Inner {
         connection.process.hangs();
         let process = connection.process.clone();
         let _ = tokio::task::spawn_blocking(move || process.stop()).await;
+        // Started again at once: the next call's `timeout_s` is not spent on the start.
+        let _ = self.connection().await;
     }
 
     /// Whether the process of `connection` answers a ping in time.

@@ -218,6 +218,9 @@ impl Flight {
 
     /// Starts the queued calls, as many at once as the concurrency allows.
     async fn dispatch(self: Arc<Self>) {
+        if let Some(adapter) = &self.adapter {
+            adapter.ready().await;
+        }
         let mut attempt = 0;
         loop {
             let changed = self.changed.notified();

@@ -64,7 +64,7 @@ pub(crate) fn blocks_process(limit: Duration, stuck: Stuck) -> Ended {
             "no answer within `runtime.limits.timeout_s` ({seconds} s), made alone, while the function mode answered nothing else either (not even a ping): this input blocks the agent's process, and every call in flight beside it waits too (a blocking call in an async function, such as `time.sleep`?); the process was started again for the calls after it"
         ),
         Stuck::Replaced | Stuck::Slow => format!(
-            "no answer within `runtime.limits.timeout_s` ({seconds} s), made alone; the function mode was started again for the calls after it"
+            "no answer within `runtime.limits.timeout_s` ({seconds} s), made alone; the function mode was started again for the calls after it (an adapter of the agent's own cannot be asked whether this input blocks it: the runtime package's function mode can)"
         ),
     };
     Ended::new(Status::Timeout, why)
