@@ -332,3 +332,60 @@ fn a_typescript_function_that_spins_fails_only_its_own_trials() {
         ),
     );
 }
+
+/// Explore through a function mode whose loop one input blocks (`min_length` 100, an edge of
+/// the schema) among a batch in flight: the input it reports fails alone, under `call
+/// --function`, and no input it does not block is blamed.
+#[test]
+fn explore_blames_only_the_input_that_blocks_a_python_function() {
+    let (home, agent) = template("python");
+    plant(
+        &agent,
+        "agent.py",
+        "    min_length = input.get(\"min_length\", 1)\n",
+        "    import time\n    if input.get(\"min_length\") == 100:\n        time.sleep(4)\n",
+    );
+    let path = agent.join("holon.yaml");
+    let manifest = std::fs::read_to_string(&path).expect("the manifest");
+    std::fs::write(&path, manifest.replace("timeout_s: 10", "timeout_s: 2")).expect("write");
+    let bin = std::env::join_paths(std::iter::once(home.path().join("bin")).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .expect("a PATH");
+    let holon = |args: &[&str]| {
+        Command::new(PLAIN_BIN)
+            .args(args)
+            .current_dir(&agent)
+            .env("PATH", &bin)
+            .env("PYTHONPATH", root().join("target/interop/python"))
+            .env("NO_COLOR", "1")
+            .env_remove("HOLON_PROTOCOL")
+            .env_remove("HOLON_EXPLORE_CASES")
+            .output_within(RUN_LIMIT)
+    };
+    let out = holon(&[
+        "--explore-cases",
+        "24",
+        "--concurrency",
+        "16",
+        "--",
+        "explore::function",
+        "--exact",
+    ]);
+    let printed = text(&out);
+    let ended = outcomes(&out);
+    assert_eq!(ended.get("explore::function"), Some(&false), "{printed}");
+    let report = failure(&printed, "explore::function");
+    assert!(report.contains("timeout"), "{report}");
+    // The input it reports, smallest first: the one `min_length` 100 blocks.
+    let line = (report.lines())
+        .find(|l| l.contains("\"min_length\":100") || l.contains("\"min_length\": 100"))
+        .unwrap_or_else(|| panic!("no blocking input named:\n{report}"));
+    let start = line.find('{').expect("an input");
+    let end = line.rfind('}').expect("an input");
+    let input = &line[start..=end];
+    let alone = holon(&["call", "--function", input]);
+    let said = text(&alone);
+    assert!(!alone.status.success(), "{said}");
+    assert!(said.contains("timeout"), "{said}");
+}

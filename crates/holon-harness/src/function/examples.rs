@@ -304,6 +304,10 @@ impl Flight {
                 Err(_) => return,
             }
         }
+        // A process replaced under a blocked call is started before this call's time runs.
+        if let Some(adapter) = &self.adapter {
+            adapter.ready().await;
+        }
         if let Ok(mut state) = self.state.lock()
             && let Some(r) = state.running.get_mut(&key)
             && r.attempt == attempt

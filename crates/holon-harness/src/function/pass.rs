@@ -61,6 +61,7 @@ impl FunctionPass {
             run.functions.clone(),
             run.upstreams.clone(),
             run.settings.concurrency,
+            run.adapter.clone(),
         );
         let live = (run.upstreams.as_ref()).is_some_and(|u| u.mode() == Mode::Live);
         FunctionPass {
