@@ -228,8 +228,20 @@ fn the_receipts_count_each_call_as_the_model_answered_it_and_the_gate_works_both
             .or_default()
             .push((status_of(logged.kind), logged.usage));
     }
-    let lines = receipts(&path);
+    let (late, lines): (Vec<Value>, Vec<Value>) =
+        receipts(&path).into_iter().partition(|r| r["late"] == true);
     assert_eq!(lines.len(), 20, "{lines:#?}");
+    // Each answer that came after its call's receipt was written: a line of its own, with the
+    // tokens the model billed for it.
+    assert_eq!(late.len(), 5, "{late:#?}");
+    for line in &late {
+        assert_eq!(line["example"], "too slow", "{line}");
+        assert_eq!(line["upstream"][0]["status"], 200, "{line}");
+        assert!(
+            line["upstream"][0]["input_tokens"].as_u64().is_some(),
+            "{line}"
+        );
+    }
     let mut from_receipts: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     let (mut input, mut output) = (0, 0);
     for receipt in &lines {
@@ -312,6 +324,33 @@ fn the_receipts_count_each_call_as_the_model_answered_it_and_the_gate_works_both
         thousands(output)
     );
     assert!(all.contains(&whole), "`{whole}` in:\n{all}");
+    // `report` of the receipts, the file given twice: the run's calls and its tokens, late
+    // answers included, each receipt counted once, and said so.
+    let receipts_path = path.display().to_string();
+    let read = Command::new(BIN)
+        .current_dir(&agent)
+        .args([
+            "report",
+            "--manifest",
+            "holon.yaml",
+            &receipts_path,
+            &receipts_path,
+        ])
+        .env("NO_COLOR", "1")
+        .output_within(RUN_LIMIT);
+    let again = text(&read);
+    assert_eq!(read.status.code(), Some(0), "{again}");
+    assert!(again.contains(&tokens), "`{tokens}` in:\n{again}");
+    assert!(
+        again.contains("measure: upstream `model`: 20 requests, 20 answered (5 after its call ended, paid all the same)"),
+        "{again}"
+    );
+    assert!(again.contains("measure: total: 20 calls"), "{again}");
+    assert!(
+        again.contains("repeats 25 receipts already read (the same run's lines, from this file or another): each is counted once"),
+        "{again}"
+    );
+    assert!(!again.contains("no receipt counts it"), "{again}");
     assert!(
         all.contains("; by what they were for: the MCP pass's examples 20\n"),
         "{all}"

@@ -711,6 +711,9 @@ impl Harness {
         // What an agent gave up on is still answered, and paid for: counted before the spend.
         if let Some(upstreams) = run.upstreams.as_ref().filter(|_| !args.list) {
             upstreams.settle();
+            if let Some(meter) = &run.meter {
+                meter.late_receipts();
+            }
         }
         if let Some(meter) = run.meter.as_ref().filter(|_| !args.list) {
             eprint!("\n{}", meter.report());

@@ -249,6 +249,18 @@ impl Entered {
             .unwrap_or_default()
     }
 
+    /// The requests of this call still waiting for their answer, as [`Entered::used`] left
+    /// them (asked after it): a late answer to each is the call's all the same.
+    pub fn waiting(&self) -> Vec<crate::ledger::Waiting> {
+        (self.call.used.lock().ok())
+            .map(|u| {
+                (u.iter().filter(|c| !c.done()))
+                    .map(|c| crate::ledger::Waiting(c.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// See [`Entered::used`]. Under the pass's lock, which every charge is made under, so the
     /// lists change in one place at a time.
     fn settle(&self) {

@@ -405,6 +405,7 @@ impl Flight {
             failure: entered.and_then(Entered::upstream_failure),
             took: started.map(|s| s.elapsed()).unwrap_or_default(),
             upstream: entered.map(Entered::used).unwrap_or_default(),
+            late: entered.map(Entered::waiting).unwrap_or_default(),
         };
         if let Some(meter) = &self.meter {
             meter.ended(Pass::Function, index, &end);

@@ -143,6 +143,7 @@ impl Caller for FunctionPass {
                 failure: entered.as_ref().and_then(Entered::upstream_failure),
                 took,
                 upstream: entered.as_ref().map(Entered::used).unwrap_or_default(),
+                late: entered.as_ref().map(Entered::waiting).unwrap_or_default(),
             }
         })
     }
