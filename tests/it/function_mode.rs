@@ -389,3 +389,29 @@ fn explore_blames_only_the_input_that_blocks_a_python_function() {
     assert!(!alone.status.success(), "{said}");
     assert!(said.contains("timeout"), "{said}");
 }
+
+/// The TypeScript template under a Node older than its `engines.node` (here one that says
+/// 20.11.1 and fails as Node 20 does on a `.ts` file): the run names both versions, in the
+/// function pass and the MCP pass, and no trial calls it the agent's crash.
+#[test]
+fn an_old_node_is_named_with_the_version_the_template_needs() {
+    let (home, agent) = template("typescript");
+    let node = home.path().join("bin/node");
+    std::fs::remove_file(&node).expect("the link");
+    std::fs::write(
+        &node,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo v20.11.1; exit 0; fi\necho 'TypeError [ERR_UNKNOWN_FILE_EXTENSION]: Unknown file extension \".ts\"' >&2\nexit 1\n",
+    )
+    .expect("a node");
+    let mut permissions = std::fs::metadata(&node).expect("node").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&node, permissions).expect("executable");
+    let out = run(home.path(), &agent);
+    let printed = text(&out);
+    assert!(!out.status.success(), "{printed}");
+    let said = "is Node 20.11.1, and package.json's `engines.node` asks for >=22.18: install Node 22.18.0 or later, or put it first on PATH";
+    assert!(printed.contains(said), "{printed}");
+    let call = failure(&printed, "function::a sentence");
+    assert!(call.contains(said), "{call}");
+    assert!(!printed.contains("agent_crashed"), "{printed}");
+}

@@ -252,6 +252,14 @@ pub enum NotReady {
     /// It exited first.
     #[error("the server exited before it answered ({0})")]
     Exited(String),
+    /// It exited first, and runs on a runtime older than the project asks for: which.
+    #[error("the server exited before it answered ({status}): {said}")]
+    OldRuntime {
+        /// Its exit status.
+        status: String,
+        /// The runtime found and the one needed, in a sentence.
+        said: String,
+    },
     /// It did not answer within the startup limit.
     #[error("the server did not answer an MCP `{asked}` on port {port} within {seconds} s{seen}")]
     Silent {

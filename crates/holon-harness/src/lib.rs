@@ -50,6 +50,7 @@ mod strays;
 mod supervise;
 mod target;
 mod tls;
+mod toolchain;
 mod trials;
 mod verdict;
 

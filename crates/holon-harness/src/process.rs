@@ -164,6 +164,16 @@ impl ServerProcess {
                 Err(why) => {
                     let retry = server.output.mentions_port_in_use();
                     server.stop();
+                    // A runtime too old for the project says so, with both versions.
+                    let why = match (why, spec) {
+                        (NotReady::Exited(status), ServerSpec::Command(command)) => {
+                            match crate::toolchain::too_old(command, dir) {
+                                Some(said) => NotReady::OldRuntime { status, said },
+                                None => NotReady::Exited(status),
+                            }
+                        }
+                        (why, _) => why,
+                    };
                     if !retry {
                         return Err(StartError::NotReady {
                             why,
