@@ -679,17 +679,32 @@ fn bad_settings_are_refused_before_any_call() {
         ),
         (
             &["--repeat", "3", "--bless"],
-            "`--repeat 3` calls each example 3 times, and `--bless`",
+            "`--repeat 3` (`HOLON_REPEAT`) calls each example 3 times, and `--bless` (`HOLON_BLESS`) writes one answer per example",
         ),
         (
             &["--repeat", "3", "--upstream", "record"],
-            "`--repeat 3` calls each example 3 times, and `--upstream record`",
+            "`--repeat 3` (`HOLON_REPEAT`) with `--upstream record` would replay",
         ),
     ] {
         let out = run(&agent, &model, args);
         let all = text(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {all}");
         assert!(all.contains(needle), "{args:?}: `{needle}` in:\n{all}");
+    }
+    // One rule, one exit code and one sentence, whether a flag or a variable set it.
+    for (name, value, args) in [
+        ("HOLON_BLESS", "1", &["--repeat", "3"][..]),
+        ("HOLON_REPEAT", "3", &["--bless"][..]),
+    ] {
+        let out = command(&agent, &model, args)
+            .env(name, value)
+            .output_within(RUN_LIMIT);
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{name}={value}: {all}");
+        assert!(
+            all.contains("`--repeat 3` (`HOLON_REPEAT`) calls each example 3 times, and `--bless` (`HOLON_BLESS`) writes one answer per example"),
+            "{name}={value}: {all}"
+        );
     }
     for (name, value) in [
         ("HOLON_REPEAT", "0"),

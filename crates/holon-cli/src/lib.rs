@@ -398,21 +398,8 @@ fn run_new(
 }
 
 fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
-    if let Some(n) = cli.repeat.filter(|n| *n > 1) {
-        let with = if cli.bless {
-            Some("`--bless` writes one answer per example: bless with one call per example")
-        } else if cli.upstream == Some(command::UpstreamMode::Record) {
-            Some(
-                "`--upstream record` keeps one answer per request, which every call would replay: measure the real upstream with `--upstream live`",
-            )
-        } else {
-            None
-        };
-        if let Some(why) = with {
-            eprintln!("error: `--repeat {n}` calls each example {n} times, and {why}");
-            return USAGE;
-        }
-    }
+    // Settings that cannot go together (`--repeat 3 --bless`) are refused where every
+    // setting is resolved, flag, variable or file alike, with one exit code.
     let manifest = match find_manifest(cli.manifest.as_deref()) {
         Ok(p) => p,
         Err(message) => {

@@ -671,10 +671,15 @@ pub enum RunError {
 }
 
 impl RunError {
-    /// The run's exit code for this error: every one means the harness could not run or
-    /// finish what it was asked (1).
+    /// The run's exit code for this error: settings that cannot go together are a usage
+    /// error (2); every other means the harness could not run or finish what it was asked (1).
     pub fn exit_code(&self) -> u8 {
         match self {
+            // Settings that cannot go together, however each was set: a usage error, as a
+            // conflict of flags is.
+            RunError::Setting(SettingError::RepeatBless(_) | SettingError::RepeatRecord(_)) => {
+                exit::USAGE
+            }
             RunError::Setting(_)
             | RunError::ServerUrlVar { .. }
             | RunError::Remote(_)
