@@ -189,6 +189,36 @@ fn wilson(k: f64, n: f64) -> (f64, f64) {
 }
 
 #[test]
+fn a_gate_that_passes_in_a_run_that_fails_says_why() {
+    // The empty document's example says an output where the agent answers the declared
+    // `empty_text`: the rate leaves that call out and is met, and its trial fails.
+    let manifest = std::fs::read_to_string(root().join("tests/fixtures/harness/word-stats.yaml"))
+        .expect("word-stats' manifest");
+    let (head, empty) = manifest
+        .split_once("  - name: an empty document\n")
+        .expect("the empty document's example");
+    let (_, after) = empty.split_once("\n  - ").map_or(("", ""), |(a, b)| (a, b));
+    let changed = format!(
+        "{head}  - name: an empty document\n    input: {{ text: \"   \" }}\n    output: {{ characters: 3, words: 0, top_words: [], reading_time_s: 0 }}\n{}",
+        if after.is_empty() {
+            String::new()
+        } else {
+            format!("  - {after}")
+        }
+    );
+    let agent = crate::util::py_agent::PyAgent::with_manifest(&changed, "ok");
+    let out = agent
+        .command(&["--min-success-rate", "0.8"])
+        .output_within(RUN_LIMIT);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(101), "{all}");
+    assert!(
+        all.contains("note: the measured success rate meets `--min-success-rate 0.8`, and the run fails all the same: 1 trial failed (under `failures:` above)"),
+        "{all}"
+    );
+}
+
+#[test]
 fn the_receipts_count_each_call_as_the_model_answered_it_and_the_gate_works_both_ways() {
     let dir = tempfile::tempdir().expect("tempdir");
     let examples: Vec<(&str, &str)> = EXAMPLES.iter().map(|(n, t, _)| (*n, *t)).collect();

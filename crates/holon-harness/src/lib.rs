@@ -718,11 +718,20 @@ impl Harness {
         }
         if let Some(meter) = run.meter.as_ref().filter(|_| !args.list) {
             eprint!("\n{}", meter.report());
-            if let Some(min) = run.settings.min_success_rate
-                && let Some(why) = meter.below(min)
-            {
-                eprintln!("error: {why}");
-                code = code.max(exit::FAILED);
+            if let Some(min) = run.settings.min_success_rate {
+                match meter.below(min) {
+                    Some(why) => {
+                        eprintln!("error: {why}");
+                        code = code.max(exit::FAILED);
+                    }
+                    // The gate passes, and the run fails all the same: said, with why.
+                    None if conclusion.has_failed() => eprintln!(
+                        "note: the measured success rate meets `--min-success-rate {min}`, and the run fails all the same: {} trial{} failed (under `failures:` above). The rate leaves declared failures out, and the gate forgives the calls it counts; a call that ends in a declared failure its example does not show fails its trial, a retryable code included",
+                        conclusion.num_failed,
+                        if conclusion.num_failed == 1 { "" } else { "s" }
+                    ),
+                    None => {}
+                }
             }
             if let Some(min) = run.settings.min_strict_success_rate
                 && let Some(why) = meter.below_strict(min)
