@@ -508,7 +508,7 @@ fn declared_failures_that_come_and_go_are_shown_and_gated_on() {
     assert_eq!(out.status.code(), Some(101), "{all}");
     for needle in [
         "measure: total: 8 calls, success rate 100.0%",
-        "measure: declared failures that come and go for one input (it succeeded on other calls, so they are not the input's doing, though the gateway counts them apart): `a valid answer` model_answer_unreadable 2 of 8 calls, success 6",
+        "measure: declared failures that come and go for one input (it ended otherwise on other calls, so they are not the input's doing, though the gateway counts them apart): `a valid answer` model_answer_unreadable 2 of 8 calls, success 6",
         "measure: strict success rate, counting them as failures: 75.0% (",
         "): 6 of 8 calls; gate on it with `--min-strict-success-rate R`",
         "error: the strict success rate 75.0% (the declared failures that come and go for one input counted as failures) is below `--min-strict-success-rate 0.9` (90.0%)",
