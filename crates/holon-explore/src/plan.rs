@@ -9,7 +9,7 @@ use crate::error::ExploreError;
 use crate::settings::{MAX_CASES, Settings};
 use crate::{edges, generate, schema};
 use holon_core::gateway::Gateway;
-use holon_core::gateway::handles::HANDLE_PREFIX;
+use holon_core::gateway::handles::handles_in;
 use holon_core::manifest::Manifest;
 
 /// One case of a trial.
@@ -48,20 +48,7 @@ impl Plan {
     /// Whether every `holon://files/` string in `input` is one of [`Plan::handles`]: an input
     /// `check` would take as an example's, whose file the tests can serve.
     pub fn names_files(&self, input: &Value) -> bool {
-        let mut stack = vec![input];
-        while let Some(value) = stack.pop() {
-            match value {
-                Value::String(s) if s.starts_with(HANDLE_PREFIX) => {
-                    if !self.handles.iter().any(|h| h == s) {
-                        return false;
-                    }
-                }
-                Value::Array(items) => stack.extend(items),
-                Value::Object(map) => stack.extend(map.values()),
-                _ => {}
-            }
-        }
-        true
+        handles_in(input).iter().all(|h| self.handles.contains(h))
     }
 }
 
