@@ -53,6 +53,12 @@ fn a_failing_run_s_page_shows_each_failure_with_its_diff() {
         .command(&["--report", "out/page.html"])
         .output_within(RUN_LIMIT);
     assert_eq!(run.status.code(), Some(101), "{}", text(&run));
+    // Where the page went is said, as given, for the author to open.
+    assert!(
+        stderr(&run).contains("report: wrote `out/page.html`"),
+        "{}",
+        text(&run)
+    );
     let page = agent.dir().join("out/page.html");
     let seen = looked_at(&page, "failing");
     let trials = section(&seen.dom, "trials");
@@ -95,7 +101,7 @@ fn a_measured_run_s_page_draws_the_rate_and_report_draws_it_again_from_the_recei
         .output_within(RUN_LIMIT);
     assert_eq!(drawn.status.code(), Some(0), "{}", text(&drawn));
     assert!(
-        stderr(&drawn).contains("wrote `again.html`"),
+        stderr(&drawn).contains("report: wrote `again.html`"),
         "{}",
         text(&drawn)
     );

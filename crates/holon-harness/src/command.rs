@@ -295,7 +295,7 @@ pub fn report(
     };
     match crate::page::of_receipts(&checked, files, measured).write(out) {
         Ok(()) => {
-            eprintln!("wrote `{}`", out.display());
+            eprintln!("report: wrote `{}`", out.display());
             crate::exit::OK
         }
         Err(e) => crate::error::RunError::from(e).report(color, program),

@@ -769,8 +769,12 @@ impl Harness {
         }
         if let Some(path) = run.settings.report.as_ref().filter(|_| !args.list) {
             let page = page::of_run(run, &records, explorer.explored(), conclusion, code);
-            if let Err(error) = page.write(path) {
-                code = code.max(RunError::from(error).report(use_color(args), &self.program));
+            match page.write(path) {
+                // Said, so that the author can open it: the path as given.
+                Ok(()) => eprintln!("report: wrote `{}`", path.display()),
+                Err(error) => {
+                    code = code.max(RunError::from(error).report(use_color(args), &self.program));
+                }
             }
         }
         match &run.settings.junit {
