@@ -82,6 +82,32 @@ fn a_failing_run_s_page_shows_each_failure_with_its_diff() {
     );
 }
 
+/// Trials that fail for one cause: on the page as in the terminal, the first in full and the
+/// others in one line each, as the run's note says.
+#[test]
+fn a_cause_many_trials_share_is_in_full_once_on_the_page() {
+    let agent = PyAgent::new("die-at-start");
+    let run = agent
+        .command(&["--report", "page.html", "--explore-cases", "0"])
+        .output_within(RUN_LIMIT);
+    assert_eq!(run.status.code(), Some(101), "{}", text(&run));
+    assert!(
+        text(&run).contains("is reported in full, the others in one line each"),
+        "{}",
+        text(&run)
+    );
+    let seen = looked_at(&agent.dir().join("page.html"), "one-cause");
+    let trials = section(&seen.dom, "trials");
+    assert_eq!(
+        trials
+            .matches("the same cause as `mcp::tools/list`, reported in full")
+            .count(),
+        2,
+        "{trials}"
+    );
+    assert_eq!(trials.matches("--- server output").count(), 1, "{trials}");
+}
+
 #[test]
 fn a_measured_run_s_page_draws_the_rate_and_report_draws_it_again_from_the_receipts() {
     let agent = PyAgent::new("ok");
@@ -107,6 +133,13 @@ fn a_measured_run_s_page_draws_the_rate_and_report_draws_it_again_from_the_recei
     );
     let from_run = looked_at(&agent.dir().join("run.html"), "measured");
     let from_receipts = looked_at(&agent.dir().join("again.html"), "measured-from-receipts");
+    // An example's trial takes its calls' time, though they were made ahead of it.
+    let trials = section(&from_run.dom, "trials");
+    assert!(trials.contains("mcp::a short article"), "{trials}");
+    assert!(
+        !trials.contains(r#"<span class="ms">0 ms</span>"#),
+        "{trials}"
+    );
     let measured = section(&from_run.dom, "measure");
     for said in [
         r#"id="rate""#,
