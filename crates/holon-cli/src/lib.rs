@@ -323,7 +323,7 @@ pub fn main() -> ExitCode {
             &argv,
             cli.upstream,
         ),
-        None => run_tests(invocation, &cli),
+        None => run_and_bless(invocation, &cli),
     })
 }
 
@@ -395,6 +395,18 @@ fn run_new(
             REFUSED
         }
     }
+}
+
+/// A test run; one that blesses ends by saying again which types files the manifest left
+/// out of date (a blessed interface change needs `types` run again too).
+fn run_and_bless(invocation: Invocation, cli: &Cli) -> u8 {
+    let code = run_tests(invocation, cli);
+    if cli.bless
+        && let Ok(manifest) = find_manifest(cli.manifest.as_deref())
+    {
+        types::warn_stale(&manifest, invocation.name());
+    }
+    code
 }
 
 fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
