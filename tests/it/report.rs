@@ -219,6 +219,32 @@ fn shards_read_as_one_run_and_a_file_cut_short_is_read_up_to_its_cut() {
     );
     assert!(stdout(&both).contains("10 calls, read from `a.jsonl`, `b.jsonl`"));
 
+    // A file given twice counts each receipt once, and says so; a line of late answers whose
+    // call no receipt holds is said, and not counted.
+    let mut lines = std::fs::read_to_string(&a).expect("a");
+    lines.push_str(r#"{"late":true,"example":"a short article","run":99,"upstream":[{"name":"model","status":200,"input_tokens":5,"output_tokens":1}],"pass":"mcp","run_id":"1-1"}"#);
+    lines.push('\n');
+    std::fs::write(agent.dir().join("late.jsonl"), lines).expect("write");
+    let twice = agent
+        .command(&["report", "late.jsonl", "late.jsonl"])
+        .output_within(RUN_LIMIT);
+    assert_eq!(twice.status.code(), Some(0), "{}", text(&twice));
+    assert!(
+        stdout(&twice).contains("6 calls, read from `late.jsonl`, `late.jsonl`"),
+        "{}",
+        text(&twice)
+    );
+    for said in [
+        "warning: `late.jsonl` repeats 6 receipts already read (the same run's lines, from this file or another): each is counted once",
+        "warning: `late.jsonl` holds 1 line of late answers whose call no receipt before it holds: not counted",
+    ] {
+        assert!(
+            stderr(&twice).contains(said),
+            "`{said}` in:\n{}",
+            text(&twice)
+        );
+    }
+
     // The last line of `b.jsonl` cut in the middle: the line before it is read, and the cut
     // said, with where.
     let bytes = std::fs::read(&b).expect("b");

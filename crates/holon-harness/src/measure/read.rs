@@ -189,7 +189,7 @@ pub(crate) fn read(manifest: &Manifest, files: &[PathBuf]) -> Result<Reading, Re
         let mut lines = std::io::BufReader::with_capacity(1 << 16, file);
         let mut text = String::new();
         let (mut number, mut read_here, mut unnamed) = (0usize, 0usize, false);
-        let mut repeated = 0usize;
+        let (mut repeated, mut orphans) = (0usize, 0usize);
         let mut share: Option<(Option<usize>, Option<String>)> = None;
         loop {
             text.clear();
@@ -260,6 +260,21 @@ pub(crate) fn read(manifest: &Manifest, files: &[PathBuf]) -> Result<Reading, Re
                 line.partition.clone(),
                 line.late,
             );
+            if line.late {
+                // Its call's own line, read already: late answers add to that call's requests.
+                let call = (
+                    key.0.clone(),
+                    key.1.clone(),
+                    key.2.clone(),
+                    key.3,
+                    key.4.clone(),
+                    false,
+                );
+                if !seen.contains(&call) {
+                    orphans += 1;
+                    continue;
+                }
+            }
             if !seen.insert(key) {
                 repeated += 1;
                 continue;
@@ -310,6 +325,14 @@ pub(crate) fn read(manifest: &Manifest, files: &[PathBuf]) -> Result<Reading, Re
             );
             read_here += 1;
             share.get_or_insert((line.planned, line.partition));
+        }
+        if orphans > 0 {
+            reading.notes.push(format!(
+                "`{}` holds {orphans} line{} of late answers whose call no receipt before {} holds: not counted",
+                path.display(),
+                if orphans == 1 { "" } else { "s" },
+                if orphans == 1 { "it" } else { "them" }
+            ));
         }
         if repeated > 0 {
             reading.notes.push(format!(
