@@ -137,7 +137,7 @@ struct Cli {
     /// names; N shards, each with its own server, together make the whole run [or
     /// `HOLON_PARTITION`].
     #[arg(long, value_name = "count:K/N|hash:K/N", value_parser = command::parse_partition)]
-    partition: Option<holon_core::partition::Partition>,
+    partition: Option<holon_config::partition::Partition>,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -478,10 +478,8 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
                 eprintln!(
                     "error: no server to test: `{}` is not in a Cargo package and `{}` names no server command\n  = hint: add to `{}`:\n\n    [server]\n    command = \"node holon.ts\"   # what starts the agent's MCP server, run with `PORT` set\n\n  or pass `--server-cmd \"CMD\"`",
                     manifest.display(),
-                    holon_core::config::FILE,
-                    folder_of(&manifest)
-                        .join(holon_core::config::FILE)
-                        .display(),
+                    holon_config::FILE,
+                    folder_of(&manifest).join(holon_config::FILE).display(),
                 );
                 return REFUSED;
             }

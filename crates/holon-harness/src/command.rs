@@ -37,8 +37,8 @@ pub fn checks(path: &Path, bless: bool) -> Report {
 
 /// `holon-test.toml` in `dir`, read as a run reads it: its tables, then each setting's value as
 /// its flag parses it; the report of every problem, each at its line, when it is refused.
-pub fn read_config(dir: &Path) -> Result<Option<holon_core::config::TestConfig>, Report> {
-    let config = holon_core::config::read(dir)?;
+pub fn read_config(dir: &Path) -> Result<Option<holon_config::TestConfig>, Report> {
+    let config = holon_config::read(dir)?;
     crate::config_layer::layer(config.as_ref())?;
     Ok(config)
 }
@@ -261,8 +261,8 @@ pub fn report(
             return crate::exit::REFUSED;
         }
     };
-    let prices: Vec<(String, Option<holon_core::config::TokenPrice>)> =
-        match holon_core::config::read(&checked.dir()) {
+    let prices: Vec<(String, Option<holon_config::TokenPrice>)> =
+        match holon_config::read(&checked.dir()) {
             Ok(config) => (config.iter())
                 .flat_map(|c| c.upstreams.iter())
                 .map(|u| (u.name.clone(), u.price))

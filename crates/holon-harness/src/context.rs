@@ -35,7 +35,7 @@ pub(crate) struct Run {
     /// What the measured calls go through, when the run is measured.
     pub meter: Option<Arc<Meter>>,
     /// Each upstream declared, with its price per million tokens when one is given.
-    pub prices: Vec<(String, Option<holon_core::config::TokenPrice>)>,
+    pub prices: Vec<(String, Option<holon_config::TokenPrice>)>,
     /// Where each example says what it expects, for the report of one that differs.
     pub places: Arc<Places>,
     /// The command that writes the agent's answers into the examples (`cargo holon-test

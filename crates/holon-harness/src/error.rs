@@ -95,7 +95,7 @@ pub enum SettingError {
     RepeatRecord(u32),
     /// `--partition` is not `count:K/N` or `hash:K/N`.
     #[error(transparent)]
-    Partition(#[from] holon_core::partition::NotAPartition),
+    Partition(#[from] holon_config::partition::NotAPartition),
 }
 
 /// An address or a header of a server already running that cannot be used. A header's value

@@ -442,7 +442,7 @@ impl Harness {
             }
         };
         let manifest = Arc::new(manifest);
-        let config = holon_core::config::read(&manifest.dir()).map_err(RunError::Config)?;
+        let config = holon_config::read(&manifest.dir()).map_err(RunError::Config)?;
         let file = config_layer::layer(config.as_ref()).map_err(RunError::Config)?;
         let mut settings = settings::resolve(
             &self.command_line,
@@ -451,7 +451,7 @@ impl Harness {
             &self.manifest,
             self.replay.as_deref(),
         )?;
-        let prices: Vec<(String, Option<holon_core::config::TokenPrice>)> = (config.iter())
+        let prices: Vec<(String, Option<holon_config::TokenPrice>)> = (config.iter())
             .flat_map(|c| c.upstreams.iter())
             .map(|u| (u.name.clone(), u.price))
             .collect();
@@ -717,28 +717,11 @@ impl Harness {
             }
         }
         if let Some(meter) = run.meter.as_ref().filter(|_| !args.list) {
-            eprint!("\n{}", meter.report());
-            if let Some(min) = run.settings.min_success_rate {
-                match meter.below(min) {
-                    Some(why) => {
-                        eprintln!("error: {why}");
-                        code = code.max(exit::FAILED);
-                    }
-                    // The gate passes, and the run fails all the same: said, with why.
-                    None if conclusion.has_failed() => eprintln!(
-                        "note: the measured success rate meets `--min-success-rate {min}`, and the run fails all the same: {} trial{} failed (under `failures:` above). The rate leaves declared failures out, and the gate forgives the calls it counts; a call that ends in a declared failure its example does not show fails its trial, a retryable code included",
-                        conclusion.num_failed,
-                        if conclusion.num_failed == 1 { "" } else { "s" }
-                    ),
-                    None => {}
-                }
-            }
-            if let Some(min) = run.settings.min_strict_success_rate
-                && let Some(why) = meter.below_strict(min)
-            {
-                eprintln!("error: {why}");
-                code = code.max(exit::FAILED);
-            }
+            let gates = (
+                run.settings.min_success_rate,
+                run.settings.min_strict_success_rate,
+            );
+            code = code.max(meter.conclude(gates, conclusion.num_failed as usize));
             if let Some(error) = meter.receipts_failure() {
                 code = code.max(RunError::from(error).report(use_color(args), &self.program));
             }

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use libtest_mimic::{Completion, Failed, Trial};
 
+use holon_config::secrets::Secrets;
 use holon_core::gateway::Status;
-use holon_core::secrets::Secrets;
 
 /// Why a trial failed: its whole report, and what the failure can have in common with others.
 #[derive(Debug, Clone)]

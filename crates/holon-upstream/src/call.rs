@@ -16,8 +16,8 @@ use crate::ledger::{Charge, Used};
 use crate::matching;
 use crate::mode::{Mode, Refresh};
 use crate::recording::{Read, Request, Response, Scope};
+use holon_config::secrets::Secrets;
 use holon_core::gateway::{Answer, Pass, Reply, Trouble};
-use holon_core::secrets::Secrets;
 
 /// One of a thing for each pass.
 pub(crate) struct PerPass<T> {

@@ -13,10 +13,10 @@ use super::picture::Picture;
 use super::receipts::Receipts;
 use super::tally::{Context, Tally, percent};
 use crate::error::ReceiptsError;
-use holon_core::config::TokenPrice;
+use holon_config::TokenPrice;
+use holon_config::secrets::Secrets;
 use holon_core::gateway::Pass;
 use holon_core::manifest::Manifest;
-use holon_core::secrets::Secrets;
 use holon_upstream::{Purpose, Spend, Upstreams, Waiting};
 
 /// The meter of one run.
@@ -181,6 +181,34 @@ impl Meter {
             self.report()
                 .replacen("measure: ", "measure (interrupted): ", 1)
         );
+    }
+
+    /// After the run: the report, then the verdicts of `gates` (`--min-success-rate`,
+    /// `--min-strict-success-rate`), and when the first passes in a run whose `failed` trials
+    /// fail it all the same, why; the exit code they ask for.
+    pub(crate) fn conclude(&self, gates: (Option<f64>, Option<f64>), failed: usize) -> u8 {
+        eprint!("\n{}", self.report());
+        let mut code = crate::exit::OK;
+        if let Some(min) = gates.0 {
+            match self.below(min) {
+                Some(why) => {
+                    eprintln!("error: {why}");
+                    code = crate::exit::FAILED;
+                }
+                None if failed > 0 => eprintln!(
+                    "note: the measured success rate meets `--min-success-rate {min}`, and the run fails all the same: {failed} trial{} failed (under `failures:` above). The rate leaves declared failures out, and the gate forgives the calls it counts; a call that ends in a declared failure its example does not show fails its trial, a retryable code included",
+                    if failed == 1 { "" } else { "s" }
+                ),
+                None => {}
+            }
+        }
+        if let Some(min) = gates.1
+            && let Some(why) = self.below_strict(min)
+        {
+            eprintln!("error: {why}");
+            code = crate::exit::FAILED;
+        }
+        code
     }
 
     /// `--min-success-rate`'s verdict: `None` when the measured rate is at least `min`, else

@@ -12,9 +12,9 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::tally::{Seen, Tally};
+use holon_config::partition::{Deal, Partition};
 use holon_core::gateway::{Pass, Status};
 use holon_core::manifest::Manifest;
-use holon_core::partition::{Deal, Partition};
 use holon_upstream::usage::Tokens;
 use holon_upstream::{Purpose, Spend};
 
@@ -471,7 +471,7 @@ pub(crate) struct Measured {
 pub(crate) fn measured(
     manifest: &Manifest,
     files: &[PathBuf],
-    prices: &[(String, Option<holon_core::config::TokenPrice>)],
+    prices: &[(String, Option<holon_config::TokenPrice>)],
 ) -> Result<Measured, ReadError> {
     let reading = read(manifest, files)?;
     let cx = super::tally::Context {

@@ -21,10 +21,10 @@ use serde_json::{Value, json};
 
 use super::ended::{CallEnd, billed};
 use crate::error::ReceiptsError;
+use holon_config::partition::Partition;
+use holon_config::secrets::Secrets;
 use holon_core::gateway::Pass;
 use holon_core::manifest::Manifest;
-use holon_core::partition::Partition;
-use holon_core::secrets::Secrets;
 use holon_upstream::Used;
 
 /// The receipts file of a run.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::ended::{CallEnd, billed};
 use super::stats::{percentile, wilson};
-use holon_core::config::TokenPrice;
+use holon_config::TokenPrice;
 use holon_core::gateway::Status;
 use holon_core::manifest::{ChargeOn, Manifest};
 use holon_upstream::{Count, Purpose, Spend};
