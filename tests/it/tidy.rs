@@ -291,6 +291,30 @@ fn crates_depend_only_on_the_crates_below_them() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// Every benchmark has its own `main` (it measures whole runs against a peer): each
+/// `[[bench]]` says `harness = false`, or cargo builds it with libtest's and it runs nothing.
+#[test]
+fn every_benchmark_runs_its_own_main() {
+    let manifest =
+        std::fs::read_to_string(crate::util::root().join("Cargo.toml")).expect("Cargo.toml");
+    let mut wrong = Vec::new();
+    for section in manifest.split("[[bench]]").skip(1) {
+        // The section ends at the next table.
+        let body = section.split("\n[").next().unwrap_or_default();
+        let name = (body.lines())
+            .find_map(|l| l.trim().strip_prefix("name = "))
+            .unwrap_or("(no name)");
+        if !body.lines().any(|l| l.trim() == "harness = false") {
+            wrong.push(name.to_string());
+        }
+    }
+    assert!(
+        manifest.contains("[[bench]]"),
+        "the benchmarks were not found in Cargo.toml"
+    );
+    assert!(wrong.is_empty(), "without `harness = false`: {wrong:?}");
+}
+
 /// What every agent's production build compiles, the runtime and holon-core below it, holds
 /// what the registry and the gateway decide, and nothing of a test run: no `holon-config`, no
 /// `toml` among its normal dependencies.
