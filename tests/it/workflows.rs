@@ -1,7 +1,8 @@
 //! The workflows GitHub runs, the project's and the one every template of `new` writes, are
 //! held to actionlint (with shellcheck on each `run:` script) and zizmor, offline, with no
-//! finding allowed; every action is pinned by commit with its version beside it; and the release
-//! workflow refuses a tag that CHANGELOG.md has no section for.
+//! finding allowed; every action is pinned by commit with its version beside it; the release
+//! workflow refuses a tag that CHANGELOG.md has no section for; and every test and module that
+//! `.config/nextest.toml` names exists, so a renamed test cannot leave its group silently.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -158,5 +159,42 @@ fn the_release_refuses_a_tag_with_no_changelog_section_and_the_crate_has_one() {
         text(&refused).contains("CHANGELOG.md has no section `## 0.0.999`"),
         "{}",
         text(&refused)
+    );
+}
+
+/// `.config/nextest.toml` names tests of `tests/it` by name (`test(=module::name)`) and modules
+/// by prefix (`module::`): each one must exist, or a filter matches nothing and a test leaves
+/// its group (or the quick profile) without a word.
+#[test]
+fn every_test_and_module_the_nextest_config_names_exists() {
+    let config = std::fs::read_to_string(root().join(".config/nextest.toml")).unwrap();
+    let exact = regex::Regex::new(r"test\(=([a-z_]+)::([a-z0-9_]+)\)").unwrap();
+    let modules = regex::Regex::new(r"test\(/\^\(([a-z_|]+)\)::/\)").unwrap();
+    let source =
+        |module: &str| std::fs::read_to_string(root().join(format!("tests/it/{module}.rs")));
+    let mut missing = Vec::new();
+    let mut named = 0;
+    for c in exact.captures_iter(&config) {
+        named += 1;
+        let found = source(&c[1]).is_ok_and(|text| text.contains(&format!("fn {}()", &c[2])));
+        if !found {
+            missing.push(format!("test `{}::{}`", &c[1], &c[2]));
+        }
+    }
+    for c in modules.captures_iter(&config) {
+        for module in c[1].split('|') {
+            named += 1;
+            if source(module).is_err() {
+                missing.push(format!("module `{module}`"));
+            }
+        }
+    }
+    assert!(
+        named >= 10,
+        "the config names {named} tests and modules: the patterns are stale"
+    );
+    assert!(
+        missing.is_empty(),
+        ".config/nextest.toml names what tests/it lacks: {missing:?}"
     );
 }
