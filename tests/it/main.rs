@@ -32,6 +32,7 @@ mod model_templates;
 mod partition;
 mod properties;
 mod recording;
+mod reference;
 mod remote;
 mod report;
 mod runtime;
