@@ -207,7 +207,7 @@ fn input_that_is_not_json_is_refused_and_a_file_is_read() {
     assert_eq!(bad.status.code(), Some(2), "{}", text(&bad));
     assert!(
         stderr(&bad).starts_with(
-            "error: INPUT is not JSON: key must be a string at line 1 column 2 (hint: "
+            "error: INPUT is not JSON: key must be a string at line 1 column 2 (hint: an input is a JSON object, quoted for the shell: `call '{\"text\":\"Holon is a registry of agents. Agents pay per successful call.\",\"top\":3}'`, or `call @input.json`)"
         ),
         "{}",
         text(&bad)
@@ -226,6 +226,23 @@ fn input_that_is_not_json_is_refused_and_a_file_is_read() {
         .command(&["call", "@in.json", "--format", "json"])
         .output_within(RUN_LIMIT);
     assert_eq!(document(&file)["output"]["words"], 3, "{}", text(&file));
+    // A file handle the tests cannot serve: refused before any call, with why.
+    let handle = agent
+        .command(&["call", r#"{"text": "holon://files/missing.csv"}"#])
+        .output_within(RUN_LIMIT);
+    assert_eq!(handle.status.code(), Some(1), "{}", text(&handle));
+    assert!(
+        stderr(&handle).contains(
+            "error: the input's file handle `holon://files/missing.csv` cannot be served: `files/missing.csv` does not exist beside `holon.yaml` (the tests serve `holon://files/NAME` from `files/NAME`); nothing was called"
+        ),
+        "{}",
+        text(&handle)
+    );
+    assert!(
+        !text(&handle).contains("runtime_unavailable"),
+        "{}",
+        text(&handle)
+    );
     let unknown = agent
         .command(&["call", "--example", "nothing"])
         .output_within(RUN_LIMIT);

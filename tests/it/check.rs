@@ -1124,6 +1124,26 @@ fn error_without_example() {
         .nothing_else();
 }
 
+#[test]
+fn error_without_example_of_a_retryable_code_names_the_fault_trials() {
+    check("error-without-example-retryable.yaml")
+        .accepted()
+        .warning(
+            "error-without-example",
+            "/interface/errors/1/code",
+            (21, 15),
+        )
+        .hint("add an example whose `error` is this code, so the tests prove the agent raises it")
+        .warning(
+            "error-without-example",
+            "/interface/errors/2/code",
+            (22, 15),
+        )
+        .message("declared error `dictionary_down` has no example")
+        .hint("a code marked `retryable: true` is transient, so no example can show it (`--bless` and `call --save` never write one): a fault trial that reaches it proves the agent raises it, and the run then drops this warning (the fault trials run on the upstreams `holon-test.toml` declares)")
+        .nothing_else();
+}
+
 // Whole runs.
 
 #[test]

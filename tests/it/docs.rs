@@ -303,15 +303,17 @@ fn blocks() -> Vec<Block> {
 }
 
 /// What varies from run to run, the same on both sides: a test's duration, a free port, a
-/// receipt's latency, a call's milliseconds as a person reads them.
+/// receipt's latency and run, a call's milliseconds as a person reads them.
 fn steady(text: &str) -> String {
     let time = regex::Regex::new(r"finished in \d+\.\d+s").unwrap();
     let port = regex::Regex::new(r"127\.0\.0\.1:\d+").unwrap();
     let ms = regex::Regex::new(r#""ms":\d+"#).unwrap();
+    let run = regex::Regex::new(r#""run_id":"[0-9a-f]+-[0-9a-f]+""#).unwrap();
     let said = regex::Regex::new(r"\b\d+ ms\b").unwrap();
     let text = time.replace_all(text, "finished in [TIME]s");
     let text = port.replace_all(&text, "127.0.0.1:[PORT]");
     let text = ms.replace_all(&text, r#""ms":[MS]"#);
+    let text = run.replace_all(&text, r#""run_id":"[RUN]""#);
     said.replace_all(&text, "[MS] ms").into_owned()
 }
 

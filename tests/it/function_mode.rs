@@ -33,12 +33,18 @@ fn template(lang: &str) -> (tempfile::TempDir, PathBuf) {
 
 /// `holon-test` in the agent, explore off.
 fn run(home: &Path, agent: &Path) -> Output {
+    run_with(home, agent, &[])
+}
+
+/// `holon-test` in the agent with `args`, explore off.
+fn run_with(home: &Path, agent: &Path, args: &[&str]) -> Output {
     let path = std::env::join_paths(std::iter::once(home.join("bin")).chain(
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
     ))
     .expect("a PATH");
     Command::new(PLAIN_BIN)
         .args(["--explore-cases", "0"])
+        .args(args)
         .current_dir(agent)
         .env("PATH", path)
         .env("PYTHONPATH", root().join("target/interop/python"))
@@ -256,4 +262,156 @@ fn call_function_goes_through_the_function_mode_holon_test_toml_names() {
             text(&refused)
         );
     }
+}
+
+/// An agent that blocks the loop its calls run on for 5 s on one input (`timeout_s` 2 s),
+/// with every call in flight at once: that input's two trials fail, as blocking, and no other.
+fn one_blocked_input_fails_alone(lang: &str, planted: (&str, &str, &str)) {
+    let (home, agent) = template(lang);
+    let (file, anchor, lines) = planted;
+    plant(&agent, file, anchor, lines);
+    let path = agent.join("holon.yaml");
+    let manifest = std::fs::read_to_string(&path).expect("the manifest");
+    let changed = manifest.replace("timeout_s: 10", "timeout_s: 2").replacen(
+        "examples:\n",
+        "examples:\n  - name: a block\n    input: { text: block }\n    output: { words: 1, longest: block }\n",
+        1,
+    );
+    assert_ne!(manifest, changed);
+    std::fs::write(&path, changed).expect("write");
+    let out = run_with(home.path(), &agent, &["--concurrency", "16"]);
+    let printed = text(&out);
+    let ended = outcomes(&out);
+    let failed: Vec<&String> = ended
+        .iter()
+        .filter(|(_, ok)| !**ok)
+        .map(|(n, _)| n)
+        .collect();
+    let blocking = [
+        "function::a block",
+        "mcp::2025-11-25::a block",
+        "mcp::a block",
+    ];
+    assert_eq!(failed, blocking, "{printed}");
+    let blocked = failure(&printed, "function::a block");
+    // An adapter of the agent's own answers no ping: it is replaced, as blocked or not.
+    let said = match printed.contains("is an adapter of this agent's own") {
+        true => "made alone; the function mode was started again for the calls after it",
+        false => "this input blocks the agent's process",
+    };
+    assert!(
+        blocked.contains(said) && blocked.contains("gateway status: timeout"),
+        "{blocked}"
+    );
+    assert!(
+        failure(&printed, "mcp::a block").contains("this input blocks the server"),
+        "{printed}"
+    );
+}
+
+#[test]
+fn a_python_function_that_blocks_its_loop_fails_only_its_own_trials() {
+    one_blocked_input_fails_alone(
+        "python",
+        (
+            "agent.py",
+            "    min_length = input.get(\"min_length\", 1)\n",
+            "    import time\n    if input[\"text\"] == \"block\":\n        time.sleep(5)\n",
+        ),
+    );
+}
+
+#[test]
+fn a_typescript_function_that_spins_fails_only_its_own_trials() {
+    one_blocked_input_fails_alone(
+        "typescript",
+        (
+            "agent.ts",
+            "  const minLength = input.min_length ?? 1;\n",
+            "  if (input.text === 'block') { const until = Date.now() + 5000; while (Date.now() < until) {} }\n",
+        ),
+    );
+}
+
+/// Explore through a function mode whose loop one input blocks (`min_length` 100, an edge of
+/// the schema) among a batch in flight: the input it reports fails alone, under `call
+/// --function`, and no input it does not block is blamed.
+#[test]
+fn explore_blames_only_the_input_that_blocks_a_python_function() {
+    let (home, agent) = template("python");
+    plant(
+        &agent,
+        "agent.py",
+        "    min_length = input.get(\"min_length\", 1)\n",
+        "    import time\n    if input.get(\"min_length\") == 100:\n        time.sleep(4)\n",
+    );
+    let path = agent.join("holon.yaml");
+    let manifest = std::fs::read_to_string(&path).expect("the manifest");
+    std::fs::write(&path, manifest.replace("timeout_s: 10", "timeout_s: 2")).expect("write");
+    let bin = std::env::join_paths(std::iter::once(home.path().join("bin")).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .expect("a PATH");
+    let holon = |args: &[&str]| {
+        Command::new(PLAIN_BIN)
+            .args(args)
+            .current_dir(&agent)
+            .env("PATH", &bin)
+            .env("PYTHONPATH", root().join("target/interop/python"))
+            .env("NO_COLOR", "1")
+            .env_remove("HOLON_PROTOCOL")
+            .env_remove("HOLON_EXPLORE_CASES")
+            .output_within(RUN_LIMIT)
+    };
+    let out = holon(&[
+        "--explore-cases",
+        "24",
+        "--concurrency",
+        "16",
+        "--",
+        "explore::function",
+        "--exact",
+    ]);
+    let printed = text(&out);
+    let ended = outcomes(&out);
+    assert_eq!(ended.get("explore::function"), Some(&false), "{printed}");
+    let report = failure(&printed, "explore::function");
+    assert!(report.contains("timeout"), "{report}");
+    // The input it reports, smallest first: the one `min_length` 100 blocks.
+    let line = (report.lines())
+        .find(|l| l.contains("\"min_length\":100") || l.contains("\"min_length\": 100"))
+        .unwrap_or_else(|| panic!("no blocking input named:\n{report}"));
+    let start = line.find('{').expect("an input");
+    let end = line.rfind('}').expect("an input");
+    let input = &line[start..=end];
+    let alone = holon(&["call", "--function", input]);
+    let said = text(&alone);
+    assert!(!alone.status.success(), "{said}");
+    assert!(said.contains("timeout"), "{said}");
+}
+
+/// The TypeScript template under a Node older than its `engines.node` (here one that says
+/// 20.11.1 and fails as Node 20 does on a `.ts` file): the run names both versions, in the
+/// function pass and the MCP pass, and no trial calls it the agent's crash.
+#[test]
+fn an_old_node_is_named_with_the_version_the_template_needs() {
+    let (home, agent) = template("typescript");
+    let node = home.path().join("bin/node");
+    std::fs::remove_file(&node).expect("the link");
+    std::fs::write(
+        &node,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo v20.11.1; exit 0; fi\necho 'TypeError [ERR_UNKNOWN_FILE_EXTENSION]: Unknown file extension \".ts\"' >&2\nexit 1\n",
+    )
+    .expect("a node");
+    let mut permissions = std::fs::metadata(&node).expect("node").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&node, permissions).expect("executable");
+    let out = run(home.path(), &agent);
+    let printed = text(&out);
+    assert!(!out.status.success(), "{printed}");
+    let said = "is Node 20.11.1, and package.json's `engines.node` asks for >=22.18: install Node 22.18.0 or later, or put it first on PATH";
+    assert!(printed.contains(said), "{printed}");
+    let call = failure(&printed, "function::a sentence");
+    assert!(call.contains(said), "{call}");
+    assert!(!printed.contains("agent_crashed"), "{printed}");
 }

@@ -189,6 +189,36 @@ fn wilson(k: f64, n: f64) -> (f64, f64) {
 }
 
 #[test]
+fn a_gate_that_passes_in_a_run_that_fails_says_why() {
+    // The empty document's example says an output where the agent answers the declared
+    // `empty_text`: the rate leaves that call out and is met, and its trial fails.
+    let manifest = std::fs::read_to_string(root().join("tests/fixtures/harness/word-stats.yaml"))
+        .expect("word-stats' manifest");
+    let (head, empty) = manifest
+        .split_once("  - name: an empty document\n")
+        .expect("the empty document's example");
+    let (_, after) = empty.split_once("\n  - ").map_or(("", ""), |(a, b)| (a, b));
+    let changed = format!(
+        "{head}  - name: an empty document\n    input: {{ text: \"   \" }}\n    output: {{ characters: 3, words: 0, top_words: [], reading_time_s: 0 }}\n{}",
+        if after.is_empty() {
+            String::new()
+        } else {
+            format!("  - {after}")
+        }
+    );
+    let agent = crate::util::py_agent::PyAgent::with_manifest(&changed, "ok");
+    let out = agent
+        .command(&["--min-success-rate", "0.8"])
+        .output_within(RUN_LIMIT);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(101), "{all}");
+    assert!(
+        all.contains("note: the measured success rate meets `--min-success-rate 0.8`, and the run fails all the same: 1 trial failed (under `failures:` above)"),
+        "{all}"
+    );
+}
+
+#[test]
 fn the_receipts_count_each_call_as_the_model_answered_it_and_the_gate_works_both_ways() {
     let dir = tempfile::tempdir().expect("tempdir");
     let examples: Vec<(&str, &str)> = EXAMPLES.iter().map(|(n, t, _)| (*n, *t)).collect();
@@ -228,8 +258,20 @@ fn the_receipts_count_each_call_as_the_model_answered_it_and_the_gate_works_both
             .or_default()
             .push((status_of(logged.kind), logged.usage));
     }
-    let lines = receipts(&path);
+    let (late, lines): (Vec<Value>, Vec<Value>) =
+        receipts(&path).into_iter().partition(|r| r["late"] == true);
     assert_eq!(lines.len(), 20, "{lines:#?}");
+    // Each answer that came after its call's receipt was written: a line of its own, with the
+    // tokens the model billed for it.
+    assert_eq!(late.len(), 5, "{late:#?}");
+    for line in &late {
+        assert_eq!(line["example"], "too slow", "{line}");
+        assert_eq!(line["upstream"][0]["status"], 200, "{line}");
+        assert!(
+            line["upstream"][0]["input_tokens"].as_u64().is_some(),
+            "{line}"
+        );
+    }
     let mut from_receipts: BTreeMap<String, Vec<u64>> = BTreeMap::new();
     let (mut input, mut output) = (0, 0);
     for receipt in &lines {
@@ -312,6 +354,33 @@ fn the_receipts_count_each_call_as_the_model_answered_it_and_the_gate_works_both
         thousands(output)
     );
     assert!(all.contains(&whole), "`{whole}` in:\n{all}");
+    // `report` of the receipts, the file given twice: the run's calls and its tokens, late
+    // answers included, each receipt counted once, and said so.
+    let receipts_path = path.display().to_string();
+    let read = Command::new(BIN)
+        .current_dir(&agent)
+        .args([
+            "report",
+            "--manifest",
+            "holon.yaml",
+            &receipts_path,
+            &receipts_path,
+        ])
+        .env("NO_COLOR", "1")
+        .output_within(RUN_LIMIT);
+    let again = text(&read);
+    assert_eq!(read.status.code(), Some(0), "{again}");
+    assert!(again.contains(&tokens), "`{tokens}` in:\n{again}");
+    assert!(
+        again.contains("measure: upstream `model`: 20 requests, 20 answered (5 after its call ended, paid all the same)"),
+        "{again}"
+    );
+    assert!(again.contains("measure: total: 20 calls"), "{again}");
+    assert!(
+        again.contains("repeats 25 receipts already read (the same run's lines, from this file or another): each is counted once"),
+        "{again}"
+    );
+    assert!(!again.contains("no receipt counts it"), "{again}");
     assert!(
         all.contains("; by what they were for: the MCP pass's examples 20\n"),
         "{all}"
@@ -439,7 +508,7 @@ fn declared_failures_that_come_and_go_are_shown_and_gated_on() {
     assert_eq!(out.status.code(), Some(101), "{all}");
     for needle in [
         "measure: total: 8 calls, success rate 100.0%",
-        "measure: declared failures that come and go for one input (it succeeded on other calls, so they are not the input's doing, though the gateway counts them apart): `a valid answer` model_answer_unreadable 2 of 8 calls, success 6",
+        "measure: declared failures that come and go for one input (it ended otherwise on other calls, so they are not the input's doing, though the gateway counts them apart): `a valid answer` model_answer_unreadable 2 of 8 calls, success 6",
         "measure: strict success rate, counting them as failures: 75.0% (",
         "): 6 of 8 calls; gate on it with `--min-strict-success-rate R`",
         "error: the strict success rate 75.0% (the declared failures that come and go for one input counted as failures) is below `--min-strict-success-rate 0.9` (90.0%)",
@@ -640,17 +709,32 @@ fn bad_settings_are_refused_before_any_call() {
         ),
         (
             &["--repeat", "3", "--bless"],
-            "`--repeat 3` calls each example 3 times, and `--bless`",
+            "`--repeat 3` (`HOLON_REPEAT`) calls each example 3 times, and `--bless` (`HOLON_BLESS`) writes one answer per example",
         ),
         (
             &["--repeat", "3", "--upstream", "record"],
-            "`--repeat 3` calls each example 3 times, and `--upstream record`",
+            "`--repeat 3` (`HOLON_REPEAT`) with `--upstream record` would replay",
         ),
     ] {
         let out = run(&agent, &model, args);
         let all = text(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {all}");
         assert!(all.contains(needle), "{args:?}: `{needle}` in:\n{all}");
+    }
+    // One rule, one exit code and one sentence, whether a flag or a variable set it.
+    for (name, value, args) in [
+        ("HOLON_BLESS", "1", &["--repeat", "3"][..]),
+        ("HOLON_REPEAT", "3", &["--bless"][..]),
+    ] {
+        let out = command(&agent, &model, args)
+            .env(name, value)
+            .output_within(RUN_LIMIT);
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{name}={value}: {all}");
+        assert!(
+            all.contains("`--repeat 3` (`HOLON_REPEAT`) calls each example 3 times, and `--bless` (`HOLON_BLESS`) writes one answer per example"),
+            "{name}={value}: {all}"
+        );
     }
     for (name, value) in [
         ("HOLON_REPEAT", "0"),

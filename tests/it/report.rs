@@ -53,6 +53,12 @@ fn a_failing_run_s_page_shows_each_failure_with_its_diff() {
         .command(&["--report", "out/page.html"])
         .output_within(RUN_LIMIT);
     assert_eq!(run.status.code(), Some(101), "{}", text(&run));
+    // Where the page went is said, as given, for the author to open.
+    assert!(
+        stderr(&run).contains("report: wrote `out/page.html`"),
+        "{}",
+        text(&run)
+    );
     let page = agent.dir().join("out/page.html");
     let seen = looked_at(&page, "failing");
     let trials = section(&seen.dom, "trials");
@@ -76,6 +82,32 @@ fn a_failing_run_s_page_shows_each_failure_with_its_diff() {
     );
 }
 
+/// Trials that fail for one cause: on the page as in the terminal, the first in full and the
+/// others in one line each, as the run's note says.
+#[test]
+fn a_cause_many_trials_share_is_in_full_once_on_the_page() {
+    let agent = PyAgent::new("die-at-start");
+    let run = agent
+        .command(&["--report", "page.html", "--explore-cases", "0"])
+        .output_within(RUN_LIMIT);
+    assert_eq!(run.status.code(), Some(101), "{}", text(&run));
+    assert!(
+        text(&run).contains("is reported in full, the others in one line each"),
+        "{}",
+        text(&run)
+    );
+    let seen = looked_at(&agent.dir().join("page.html"), "one-cause");
+    let trials = section(&seen.dom, "trials");
+    assert_eq!(
+        trials
+            .matches("the same cause as `mcp::tools/list`, reported in full")
+            .count(),
+        2,
+        "{trials}"
+    );
+    assert_eq!(trials.matches("--- server output").count(), 1, "{trials}");
+}
+
 #[test]
 fn a_measured_run_s_page_draws_the_rate_and_report_draws_it_again_from_the_receipts() {
     let agent = PyAgent::new("ok");
@@ -95,12 +127,19 @@ fn a_measured_run_s_page_draws_the_rate_and_report_draws_it_again_from_the_recei
         .output_within(RUN_LIMIT);
     assert_eq!(drawn.status.code(), Some(0), "{}", text(&drawn));
     assert!(
-        stderr(&drawn).contains("wrote `again.html`"),
+        stderr(&drawn).contains("report: wrote `again.html`"),
         "{}",
         text(&drawn)
     );
     let from_run = looked_at(&agent.dir().join("run.html"), "measured");
     let from_receipts = looked_at(&agent.dir().join("again.html"), "measured-from-receipts");
+    // An example's trial takes its calls' time, though they were made ahead of it.
+    let trials = section(&from_run.dom, "trials");
+    assert!(trials.contains("mcp::a short article"), "{trials}");
+    assert!(
+        !trials.contains(r#"<span class="ms">0 ms</span>"#),
+        "{trials}"
+    );
     let measured = section(&from_run.dom, "measure");
     for said in [
         r#"id="rate""#,
@@ -179,6 +218,32 @@ fn shards_read_as_one_run_and_a_file_cut_short_is_read_up_to_its_cut() {
         text(&both)
     );
     assert!(stdout(&both).contains("10 calls, read from `a.jsonl`, `b.jsonl`"));
+
+    // A file given twice counts each receipt once, and says so; a line of late answers whose
+    // call no receipt holds is said, and not counted.
+    let mut lines = std::fs::read_to_string(&a).expect("a");
+    lines.push_str(r#"{"late":true,"example":"a short article","run":99,"upstream":[{"name":"model","status":200,"input_tokens":5,"output_tokens":1}],"pass":"mcp","run_id":"1-1"}"#);
+    lines.push('\n');
+    std::fs::write(agent.dir().join("late.jsonl"), lines).expect("write");
+    let twice = agent
+        .command(&["report", "late.jsonl", "late.jsonl"])
+        .output_within(RUN_LIMIT);
+    assert_eq!(twice.status.code(), Some(0), "{}", text(&twice));
+    assert!(
+        stdout(&twice).contains("6 calls, read from `late.jsonl`, `late.jsonl`"),
+        "{}",
+        text(&twice)
+    );
+    for said in [
+        "warning: `late.jsonl` repeats 6 receipts already read (the same run's lines, from this file or another): each is counted once",
+        "warning: `late.jsonl` holds 1 line of late answers whose call no receipt before it holds: not counted",
+    ] {
+        assert!(
+            stderr(&twice).contains(said),
+            "`{said}` in:\n{}",
+            text(&twice)
+        );
+    }
 
     // The last line of `b.jsonl` cut in the middle: the line before it is read, and the cut
     // said, with where.

@@ -317,3 +317,21 @@ fn a_server_that_daemonizes_is_stopped_and_named() {
     );
     marker.assert_none_left();
 }
+
+/// A server that prints lines of 200 KB (and bytes that are not UTF-8) and never answers: its
+/// output is kept a line's start at a time, and the whole report stays under 64 KB.
+#[test]
+fn a_server_that_prints_a_200_kb_line_still_gives_a_short_report() {
+    let marker = Marker::new();
+    let line = "python3 -c \"import sys; [sys.stdout.buffer.write(b'\\xff' + b'x' * 200000 + b'\\n') for _ in range(3)]; sys.stdout.flush(); sys.exit(1)\"";
+    let run = server_cmd(&marker, line).finish(RUN_LIMIT);
+    run.expect_code(101);
+    let size = run.stdout.len() + run.stderr.len();
+    assert!(size < 64 * 1024, "a report of {size} bytes:\n{run}");
+    assert!(
+        run.stdout
+            .contains("... (197953 more bytes of this line not kept)"),
+        "{run}"
+    );
+    marker.assert_none_left();
+}

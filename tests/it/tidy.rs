@@ -291,6 +291,39 @@ fn crates_depend_only_on_the_crates_below_them() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// What every agent's production build compiles, the runtime and holon-core below it, holds
+/// what the registry and the gateway decide, and nothing of a test run: no `holon-config`, no
+/// `toml` among its normal dependencies.
+#[test]
+fn the_runtime_an_agent_ships_carries_nothing_of_a_test_run() {
+    let out =
+        std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+            .current_dir(crate::util::root())
+            .args([
+                "tree",
+                "-p",
+                "holon-runtime",
+                "-e",
+                "normal",
+                "--prefix",
+                "none",
+                "--offline",
+            ])
+            .output()
+            .expect("cargo tree");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(tree.lines().any(|l| l.starts_with("holon-core ")), "{tree}");
+    let carried: Vec<&str> = (tree.lines())
+        .filter(|l| l.starts_with("toml ") || l.starts_with("holon-config "))
+        .collect();
+    assert!(carried.is_empty(), "{carried:?} in:\n{tree}");
+}
+
 /// The top-level module a file of `src/` belongs to (`lib` for `lib.rs` and `main.rs`).
 fn module_of(src: &Path, file: &Path) -> String {
     let rel = file.strip_prefix(src).expect("a file of src/");

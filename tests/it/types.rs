@@ -184,9 +184,11 @@ fn a_test_run_says_when_a_types_file_is_out_of_date_naming_the_command() {
     .expect("a new code");
     let stale = list(&dir);
     assert_eq!(code(&stale), 0, "{}", text(&stale));
-    assert!(
-        stderr(&stale).contains("warning: `holon_types.py` is out of date with `holon.yaml`: its types are not the manifest's `interface` any more (run `holon-test types`)"),
-        "{}",
-        text(&stale)
-    );
+    let warning = "warning: `holon_types.py` is out of date with `holon.yaml`: its types are not the manifest's `interface` any more (run `holon-test types`)";
+    assert!(stderr(&stale).contains(warning), "{}", text(&stale));
+    // A run that blesses says it again as it ends, where the author reads what it wrote.
+    let blessed = holon_test(&dir, &["--bless", "--server-cmd", "true", "--", "--list"]);
+    let said = stderr(&blessed);
+    assert_eq!(said.matches(warning).count(), 2, "{}", text(&blessed));
+    assert!(said.trim_end().ends_with(warning), "{}", text(&blessed));
 }

@@ -106,6 +106,24 @@ fn a_manifest_edit_and_a_source_edit_each_run_again_and_ctrl_c_leaves_no_server(
     marker.assert_none_left();
 }
 
+/// A save through a scratch file renamed onto the file (`sed -i`, many editors) names the file
+/// saved, never the scratch file.
+#[test]
+fn a_save_through_a_scratch_file_names_the_file_saved() {
+    let agent = PyAgent::new("ok");
+    let mut watch = Watching::start(&agent, &[]);
+    watch.passed(1);
+    let edited = Command::new("sed")
+        .args(["-i", "s/^# yaml/# yaml/", "holon.yaml"])
+        .current_dir(agent.dir())
+        .status()
+        .expect("sed");
+    assert!(edited.success());
+    watch.said("── run 2: `holon.yaml` changed ", 1);
+    let finished = watch.quit();
+    assert!(!finished.stderr.contains("`sed"), "{finished}");
+}
+
 #[test]
 fn fifty_saves_in_a_burst_are_one_run() {
     let agent = PyAgent::new("ok");

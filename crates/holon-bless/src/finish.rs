@@ -8,9 +8,9 @@ use serde_json::Value;
 
 use crate::collect::{Collector, Seen};
 use crate::write::{Change, Fate, bless_file};
+use holon_config::secrets::Secrets;
 use holon_core::json::equal as json_eq;
 use holon_core::manifest::{Expect, Manifest};
-use holon_core::secrets::Secrets;
 
 /// How a blessing run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -87,7 +87,10 @@ impl Call {
             );
             return USAGE;
         }
-        let input = match self.input.as_deref().map(read_input).transpose() {
+        let input = match (self.input.as_deref())
+            .map(|given| read_input(given, &manifest))
+            .transpose()
+        {
             Ok(input) => input,
             Err(why) => {
                 eprintln!("error: {why}");
@@ -128,9 +131,9 @@ impl Call {
             return self.through_test_target(&manifest, &spec);
         }
         // Named as the author would type it: `holon-test.toml` in the folder they are in.
-        let settings_file = folder.join(holon_core::config::FILE);
+        let settings_file = folder.join(holon_config::FILE);
         let settings_file = settings_file.strip_prefix(".").unwrap_or(&settings_file);
-        match holon_core::config::read(&folder) {
+        match holon_config::read(&folder) {
             Ok(Some(config)) if config.server.is_some() => {
                 let server = config.server.map(|s| (s.command, s.function));
                 let server = server.unwrap_or_default();
@@ -242,8 +245,9 @@ impl Call {
     }
 }
 
-/// The input INPUT names: its JSON, or with `@` the JSON of that file.
-fn read_input(given: &str) -> Result<Value, String> {
+/// The input INPUT names: its JSON, or with `@` the JSON of that file; a text that is not
+/// JSON is refused with an input of `manifest`'s own to copy.
+fn read_input(given: &str, manifest: &Path) -> Result<Value, String> {
     let (text, from) = match given.strip_prefix('@') {
         Some(path) => (
             std::fs::read_to_string(path)
@@ -254,9 +258,23 @@ fn read_input(given: &str) -> Result<Value, String> {
     };
     serde_json::from_str(&text).map_err(|e| {
         format!(
-            "{from} is not JSON: {e} (hint: an input is a JSON object, quoted for the shell: `call '{{\"text\": \"hi\"}}'`, or `call @input.json`)"
+            "{from} is not JSON: {e} (hint: an input is a JSON object, quoted for the shell: `call '{}'`, or `call @input.json`)",
+            an_input(manifest)
         )
     })
+}
+
+/// An input to show: the first example's of `manifest` when it fits a line, else `{}`.
+fn an_input(manifest: &Path) -> String {
+    let first = std::fs::read_to_string(manifest)
+        .ok()
+        .and_then(|text| holon_core::manifest::yaml::parse(&text).ok())
+        .map(|node| node.to_json())
+        .and_then(|m| m.pointer("/examples/0/input").cloned());
+    match first.map(|input| input.to_string()) {
+        Some(shown) if shown.chars().count() <= 100 && !shown.contains('\'') => shown,
+        _ => "{}".to_string(),
+    }
 }
 
 /// How a server at `--url` is reached, for a run and for a call alike.

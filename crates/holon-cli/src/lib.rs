@@ -137,7 +137,7 @@ struct Cli {
     /// names; N shards, each with its own server, together make the whole run [or
     /// `HOLON_PARTITION`].
     #[arg(long, value_name = "count:K/N|hash:K/N", value_parser = command::parse_partition)]
-    partition: Option<holon_core::partition::Partition>,
+    partition: Option<holon_config::partition::Partition>,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -323,7 +323,7 @@ pub fn main() -> ExitCode {
             &argv,
             cli.upstream,
         ),
-        None => run_tests(invocation, &cli),
+        None => run_and_bless(invocation, &cli),
     })
 }
 
@@ -397,22 +397,21 @@ fn run_new(
     }
 }
 
-fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
-    if let Some(n) = cli.repeat.filter(|n| *n > 1) {
-        let with = if cli.bless {
-            Some("`--bless` writes one answer per example: bless with one call per example")
-        } else if cli.upstream == Some(command::UpstreamMode::Record) {
-            Some(
-                "`--upstream record` keeps one answer per request, which every call would replay: measure the real upstream with `--upstream live`",
-            )
-        } else {
-            None
-        };
-        if let Some(why) = with {
-            eprintln!("error: `--repeat {n}` calls each example {n} times, and {why}");
-            return USAGE;
-        }
+/// A test run; one that blesses ends by saying again which types files the manifest left
+/// out of date (a blessed interface change needs `types` run again too).
+fn run_and_bless(invocation: Invocation, cli: &Cli) -> u8 {
+    let code = run_tests(invocation, cli);
+    if cli.bless
+        && let Ok(manifest) = find_manifest(cli.manifest.as_deref())
+    {
+        types::warn_stale(&manifest, invocation.name());
     }
+    code
+}
+
+fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
+    // Settings that cannot go together (`--repeat 3 --bless`) are refused where every
+    // setting is resolved, flag, variable or file alike, with one exit code.
     let manifest = match find_manifest(cli.manifest.as_deref()) {
         Ok(p) => p,
         Err(message) => {
@@ -479,10 +478,8 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
                 eprintln!(
                     "error: no server to test: `{}` is not in a Cargo package and `{}` names no server command\n  = hint: add to `{}`:\n\n    [server]\n    command = \"node holon.ts\"   # what starts the agent's MCP server, run with `PORT` set\n\n  or pass `--server-cmd \"CMD\"`",
                     manifest.display(),
-                    holon_core::config::FILE,
-                    folder_of(&manifest)
-                        .join(holon_core::config::FILE)
-                        .display(),
+                    holon_config::FILE,
+                    folder_of(&manifest).join(holon_config::FILE).display(),
                 );
                 return REFUSED;
             }

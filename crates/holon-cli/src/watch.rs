@@ -132,7 +132,15 @@ impl Watch {
                 at.saturating_duration_since(Instant::now()).min(TICK)
             });
             match rx.recv_timeout(wait) {
-                Ok(Heard::Changed(path)) => pending = Some((path, Instant::now() + QUIET)),
+                Ok(Heard::Changed(path)) => {
+                    // The change named is the last one whose file is still there: a scratch
+                    // file renamed onto the one saved is gone by the time the run starts.
+                    let named = match pending.take() {
+                        Some((before, _)) if !path.exists() && before.exists() => before,
+                        _ => path,
+                    };
+                    pending = Some((named, Instant::now() + QUIET));
+                }
                 Ok(Heard::Quit) => {
                     if let Some(run) = running.take() {
                         stop(run);
@@ -200,8 +208,11 @@ impl Watch {
         let mut watcher =
             notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
                 Ok(event) if is_change(&event.kind) => {
-                    let changed = (event.paths.iter())
-                        .find(|p| !ignored(&folder, &written, p))
+                    // A rename's destination before its source: a file saved through a scratch
+                    // file (`sed -i`, many editors) is named, not the scratch file.
+                    let changed = (event.paths.iter().rev())
+                        .find(|p| !ignored(&folder, &written, p) && p.exists())
+                        .or_else(|| (event.paths.iter()).find(|p| !ignored(&folder, &written, p)))
                         .cloned();
                     if let Some(path) = changed {
                         let _ = sender.send(Heard::Changed(path));

@@ -10,21 +10,14 @@
 //! `ids` (JSON pointers, message helpers, every diagnostic id with its explanation), `json` (equality and size of values), `gateway` (bounds,
 //! schemas, statuses, answers), `manifest` (the file format and the checked model), `bump`
 //! (two manifests compared: the version each difference needs), `check` (the publish checks,
-//! which build the checked `Manifest`, and `--against`'s version rule), `config`
-//! (`holon-test.toml`, what the tests need beside the manifest; `tables`, what reading its tables
-//! shares, and `settings`, the run's settings it carries), `secrets` (which of its secrets'
-//! values a run must have, and what every output is scrubbed of).
+//! which build the checked `Manifest`, and `--against`'s version rule). A test run's own
+//! configuration (`holon-test.toml`, its secrets, the partition) is holon-config's.
 
 pub mod bump;
 pub mod check;
-pub mod config;
 pub mod gateway;
 pub mod ids;
 pub mod json;
 pub mod manifest;
 pub mod message;
-pub mod partition;
 pub mod pointer;
-pub mod secrets;
-pub mod settings;
-mod tables;

@@ -236,7 +236,9 @@ impl Explorer {
             shrink::shrink(
                 case.input.clone(),
                 outcome,
-                |v| gateway.admit(v).is_ok(),
+                // A candidate is one the gate admits and `check` takes: a handle still names
+                // a file of `files/` (`holon://files/blob.bin` halved is no file at all).
+                |v| gateway.admit(v).is_ok() && plan.names_files(v),
                 check,
             )
         };

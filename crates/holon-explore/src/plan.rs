@@ -9,6 +9,7 @@ use crate::error::ExploreError;
 use crate::settings::{MAX_CASES, Settings};
 use crate::{edges, generate, schema};
 use holon_core::gateway::Gateway;
+use holon_core::gateway::handles::handles_in;
 use holon_core::manifest::Manifest;
 
 /// One case of a trial.
@@ -39,6 +40,16 @@ pub struct Plan {
     pub refused: usize,
     /// The cases of the whole run, every shard's.
     pub drawn: usize,
+    /// The file handles an input may carry: `holon://files/NAME` for each file in `files/`.
+    pub handles: Vec<String>,
+}
+
+impl Plan {
+    /// Whether every `holon://files/` string in `input` is one of [`Plan::handles`]: an input
+    /// `check` would take as an example's, whose file the tests can serve.
+    pub fn names_files(&self, input: &Value) -> bool {
+        handles_in(input).iter().all(|h| self.handles.contains(h))
+    }
 }
 
 /// Draws the plan: the edge cases the gate admits, in order, then random inputs the gate
@@ -50,9 +61,10 @@ pub fn plan(
 ) -> Result<Plan, ExploreError> {
     // Never more than the settings allow, whoever built them: the plan is held in memory.
     let wanted = settings.cases.min(MAX_CASES) as usize;
+    let known = handles(manifest);
     let schemas = schema::Schemas {
         root: &manifest.interface.input,
-        handles: handles(manifest),
+        handles: known.clone(),
         max_bytes: manifest.runtime.limits.max_input_bytes,
     };
     let mut cases = Vec::with_capacity(wanted);
@@ -68,10 +80,9 @@ pub fn plan(
                 origin: Origin::Edge(edge.label),
                 input: edge.input,
             }),
-            Err(e) => {
-                refused += 1;
-                last_refusal = Some(e.to_string());
-            }
+            // An edge past a bound the schema sets (below `minimum`) is the generator's own
+            // probe: not sent, and not counted as a drawn input the gate refused.
+            Err(e) => last_refusal = Some(e.to_string()),
         }
     }
     let mut seed = [0u8; 32];
@@ -125,6 +136,7 @@ pub fn plan(
         cases,
         refused,
         drawn,
+        handles: known,
     })
 }
 

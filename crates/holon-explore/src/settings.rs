@@ -31,7 +31,7 @@ pub struct Settings {
     pub command: String,
     /// The shard of the run this is (`--partition`): it sends its share of the cases, dealt
     /// by their place in the plan (`count`) or a hash of their input (`hash`).
-    pub partition: Option<holon_core::partition::Partition>,
+    pub partition: Option<holon_config::partition::Partition>,
 }
 
 /// A case count: a whole number from 0 (off) to 100,000 (`MAX_CASES`).

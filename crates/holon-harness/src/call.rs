@@ -47,7 +47,7 @@ pub(crate) fn make(
     };
     let adapter = adapter.filter(|_| spec.function);
     if let Some(adapter) = adapter {
-        adapter.startup(run.settings.startup);
+        adapter.startup(run.settings.startup, run.manifest.runtime.limits.timeout());
         if let Some(functions) = &run.functions {
             adapter.warm(functions);
         }
@@ -188,6 +188,22 @@ fn resolve(run: &Run, spec: &Spec) -> Result<(Value, Option<String>), u8> {
             return Err(exit::USAGE);
         }
     };
+    // A handle the tests cannot serve is refused before any call: the call would not be sent.
+    let files = manifest.dir().join("files");
+    for handle in holon_core::gateway::handles::handles_in(&resolved.0) {
+        let why = match holon_core::gateway::handles::handle_name(&handle) {
+            Err(why) => why,
+            Ok(name) if files.join(name).is_file() => continue,
+            Ok(name) => format!(
+                "`files/{name}` does not exist beside `{}` (the tests serve `holon://files/NAME` from `files/NAME`)",
+                holon_core::message::path_shown(&manifest.path)
+            ),
+        };
+        eprintln!(
+            "error: the input's file handle `{handle}` cannot be served: {why}; nothing was called"
+        );
+        return Err(exit::REFUSED);
+    }
     // A name taken is refused before the call is paid for (and again as the file is written).
     if let Some(name) = &spec.save
         && manifest.examples.iter().any(|e| e.name == *name)

@@ -37,8 +37,8 @@ pub fn checks(path: &Path, bless: bool) -> Report {
 
 /// `holon-test.toml` in `dir`, read as a run reads it: its tables, then each setting's value as
 /// its flag parses it; the report of every problem, each at its line, when it is refused.
-pub fn read_config(dir: &Path) -> Result<Option<holon_core::config::TestConfig>, Report> {
-    let config = holon_core::config::read(dir)?;
+pub fn read_config(dir: &Path) -> Result<Option<holon_config::TestConfig>, Report> {
+    let config = holon_config::read(dir)?;
     crate::config_layer::layer(config.as_ref())?;
     Ok(config)
 }
@@ -61,8 +61,7 @@ pub struct Words {
 fn on_server(manifest: &Path, (server, function): (String, Option<String>)) -> Harness {
     let mut harness = Harness::new(manifest).server_command(server);
     if let Some(function) = function {
-        let adapter =
-            crate::adapter::Adapter::new(function, holon_core::manifest::folder_of(manifest));
+        let adapter = crate::adapter::Adapter::new(function, manifest);
         harness.agent = Some(std::sync::Arc::new(adapter.clone()));
         harness.adapter = Some(adapter);
     }
@@ -262,8 +261,8 @@ pub fn report(
             return crate::exit::REFUSED;
         }
     };
-    let prices: Vec<(String, Option<holon_core::config::TokenPrice>)> =
-        match holon_core::config::read(&checked.dir()) {
+    let prices: Vec<(String, Option<holon_config::TokenPrice>)> =
+        match holon_config::read(&checked.dir()) {
             Ok(config) => (config.iter())
                 .flat_map(|c| c.upstreams.iter())
                 .map(|u| (u.name.clone(), u.price))
@@ -296,7 +295,7 @@ pub fn report(
     };
     match crate::page::of_receipts(&checked, files, measured).write(out) {
         Ok(()) => {
-            eprintln!("wrote `{}`", out.display());
+            eprintln!("report: wrote `{}`", out.display());
             crate::exit::OK
         }
         Err(e) => crate::error::RunError::from(e).report(color, program),

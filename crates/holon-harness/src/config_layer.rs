@@ -8,16 +8,16 @@ use std::path::{Path, PathBuf};
 use crate::era;
 use crate::error::SettingError;
 use crate::settings::{self, Layer};
+use holon_config::TestConfig;
+use holon_config::settings::Setting;
 use holon_core::check::{Problem, Report, file_report};
-use holon_core::config::TestConfig;
 use holon_core::ids;
-use holon_core::settings::Setting;
 use holon_explore as explore;
 
 /// The layer of the file beside `manifest`, empty when there is none or it does not read (the
 /// run itself says why, at its start).
 pub fn beside(manifest: &Path) -> Layer {
-    let config = holon_core::config::read(&holon_core::manifest::folder_of(manifest));
+    let config = holon_config::read(&holon_core::manifest::folder_of(manifest));
     layer(config.ok().flatten().as_ref()).unwrap_or_default()
 }
 
@@ -77,7 +77,7 @@ mod tests {
     use super::*;
 
     fn read(text: &str) -> Result<Layer, Vec<(String, u64, String)>> {
-        let config = holon_core::config::parse(text, Path::new("dir/holon-test.toml"))
+        let config = holon_config::parse(text, Path::new("dir/holon-test.toml"))
             .map_err(|r| vec![(r.diagnostics[0].pointer.clone(), 0, String::new())])?;
         layer(Some(&config)).map_err(|r| {
             (r.diagnostics.iter())
@@ -99,7 +99,7 @@ mod tests {
         assert_eq!(layer.faults, Some(false));
         assert_eq!(layer.junit, Some(PathBuf::from("dir/out/j.xml")));
         // Every key the file reads is one this layer sets.
-        for key in holon_core::settings::KEYS {
+        for key in holon_config::settings::KEYS {
             let value = match key.key {
                 "protocol" => "\"auto\"",
                 "junit" => "\"j.xml\"",

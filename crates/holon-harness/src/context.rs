@@ -28,12 +28,14 @@ pub(crate) struct Run {
     pub upstreams: Option<Arc<Upstreams>>,
     /// The runtime every function call of the run runs on, when there is a function.
     pub functions: Option<Arc<Functions>>,
+    /// The function mode of a TypeScript or Python agent, when it is the agent function.
+    pub adapter: Option<crate::adapter::Adapter>,
     /// How many calls each pass makes of each example.
     pub plan: Plan,
     /// What the measured calls go through, when the run is measured.
     pub meter: Option<Arc<Meter>>,
     /// Each upstream declared, with its price per million tokens when one is given.
-    pub prices: Vec<(String, Option<holon_core::config::TokenPrice>)>,
+    pub prices: Vec<(String, Option<holon_config::TokenPrice>)>,
     /// Where each example says what it expects, for the report of one that differs.
     pub places: Arc<Places>,
     /// The command that writes the agent's answers into the examples (`cargo holon-test

@@ -95,7 +95,7 @@ pub enum SettingError {
     RepeatRecord(u32),
     /// `--partition` is not `count:K/N` or `hash:K/N`.
     #[error(transparent)]
-    Partition(#[from] holon_core::partition::NotAPartition),
+    Partition(#[from] holon_config::partition::NotAPartition),
 }
 
 /// An address or a header of a server already running that cannot be used. A header's value
@@ -252,6 +252,14 @@ pub enum NotReady {
     /// It exited first.
     #[error("the server exited before it answered ({0})")]
     Exited(String),
+    /// It exited first, and runs on a runtime older than the project asks for: which.
+    #[error("the server exited before it answered ({status}): {said}")]
+    OldRuntime {
+        /// Its exit status.
+        status: String,
+        /// The runtime found and the one needed, in a sentence.
+        said: String,
+    },
     /// It did not answer within the startup limit.
     #[error("the server did not answer an MCP `{asked}` on port {port} within {seconds} s{seen}")]
     Silent {
@@ -453,6 +461,9 @@ pub enum NoAnswer {
     /// The manifest has no such example.
     #[error("the manifest has no example {0}")]
     NoExample(usize),
+    /// The agent's function mode did not start, or was refused: why, in one line.
+    #[error("{0}")]
+    FunctionMode(String),
     /// `--max-calls` left no call for this example.
     #[error("this example's call was not made: `--max-calls` left no call for it")]
     NotPlanned,
@@ -660,10 +671,15 @@ pub enum RunError {
 }
 
 impl RunError {
-    /// The run's exit code for this error: every one means the harness could not run or
-    /// finish what it was asked (1).
+    /// The run's exit code for this error: settings that cannot go together are a usage
+    /// error (2); every other means the harness could not run or finish what it was asked (1).
     pub fn exit_code(&self) -> u8 {
         match self {
+            // Settings that cannot go together, however each was set: a usage error, as a
+            // conflict of flags is.
+            RunError::Setting(SettingError::RepeatBless(_) | SettingError::RepeatRecord(_)) => {
+                exit::USAGE
+            }
             RunError::Setting(_)
             | RunError::ServerUrlVar { .. }
             | RunError::Remote(_)

@@ -74,6 +74,7 @@ pub(crate) fn write_refused(path: &Path, agent: &str, checked: &Checked) -> Resu
                 name: format!("check::{} ({file}:{}:{})", d.check, d.line, d.column),
                 took: Duration::ZERO,
                 failure: Some(failure),
+                shown: None,
                 cause: None,
             }
         })
@@ -88,6 +89,7 @@ pub(crate) fn write_stopped(path: &Path, agent: &str, why: &str) -> Result<(), J
         name: "holon-test".to_string(),
         took: Duration::ZERO,
         failure: Some(why.to_string()),
+        shown: None,
         cause: None,
     };
     write(path, agent, &[record], Duration::ZERO)

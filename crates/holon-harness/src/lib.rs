@@ -50,6 +50,7 @@ mod strays;
 mod supervise;
 mod target;
 mod tls;
+mod toolchain;
 mod trials;
 mod verdict;
 
@@ -273,7 +274,7 @@ impl Harness {
             Err(error) => return self.stopped(&error, args),
         };
         if let Some(adapter) = &self.adapter {
-            adapter.startup(run.settings.startup);
+            adapter.startup(run.settings.startup, run.manifest.runtime.limits.timeout());
         }
         // A measured run stopped by a signal still says what ran: its report comes first.
         let _last_words = run.meter.clone().map(|meter| {
@@ -441,7 +442,7 @@ impl Harness {
             }
         };
         let manifest = Arc::new(manifest);
-        let config = holon_core::config::read(&manifest.dir()).map_err(RunError::Config)?;
+        let config = holon_config::read(&manifest.dir()).map_err(RunError::Config)?;
         let file = config_layer::layer(config.as_ref()).map_err(RunError::Config)?;
         let mut settings = settings::resolve(
             &self.command_line,
@@ -450,7 +451,7 @@ impl Harness {
             &self.manifest,
             self.replay.as_deref(),
         )?;
-        let prices: Vec<(String, Option<holon_core::config::TokenPrice>)> = (config.iter())
+        let prices: Vec<(String, Option<holon_config::TokenPrice>)> = (config.iter())
             .flat_map(|c| c.upstreams.iter())
             .map(|u| (u.name.clone(), u.price))
             .collect();
@@ -528,6 +529,7 @@ impl Harness {
             lines,
             upstreams,
             functions,
+            adapter: self.adapter.clone(),
             plan,
             meter,
             prices,
@@ -710,21 +712,16 @@ impl Harness {
         // What an agent gave up on is still answered, and paid for: counted before the spend.
         if let Some(upstreams) = run.upstreams.as_ref().filter(|_| !args.list) {
             upstreams.settle();
+            if let Some(meter) = &run.meter {
+                meter.late_receipts();
+            }
         }
         if let Some(meter) = run.meter.as_ref().filter(|_| !args.list) {
-            eprint!("\n{}", meter.report());
-            if let Some(min) = run.settings.min_success_rate
-                && let Some(why) = meter.below(min)
-            {
-                eprintln!("error: {why}");
-                code = code.max(exit::FAILED);
-            }
-            if let Some(min) = run.settings.min_strict_success_rate
-                && let Some(why) = meter.below_strict(min)
-            {
-                eprintln!("error: {why}");
-                code = code.max(exit::FAILED);
-            }
+            let gates = (
+                run.settings.min_success_rate,
+                run.settings.min_strict_success_rate,
+            );
+            code = code.max(meter.conclude(gates, conclusion.num_failed as usize));
             if let Some(error) = meter.receipts_failure() {
                 code = code.max(RunError::from(error).report(use_color(args), &self.program));
             }
@@ -755,8 +752,12 @@ impl Harness {
         }
         if let Some(path) = run.settings.report.as_ref().filter(|_| !args.list) {
             let page = page::of_run(run, &records, explorer.explored(), conclusion, code);
-            if let Err(error) = page.write(path) {
-                code = code.max(RunError::from(error).report(use_color(args), &self.program));
+            match page.write(path) {
+                // Said, so that the author can open it: the path as given.
+                Ok(()) => eprintln!("report: wrote `{}`", path.display()),
+                Err(error) => {
+                    code = code.max(RunError::from(error).report(use_color(args), &self.program));
+                }
             }
         }
         match &run.settings.junit {

@@ -118,6 +118,10 @@ pub(crate) fn example_judged(
                 .filter_map(|end| end.answer.as_ref().ok())
                 .find_map(|got| rerecord(u, gateway, example, got))
         });
+        // The trial's time is its calls', made ahead of it: the longest of them.
+        if let Some(longest) = ends.iter().map(|e| e.took).max() {
+            crate::record::calls_took(longest);
+        }
         let live = caller.live();
         let judged = match ends.as_slice() {
             [] => Err(Fault::from(NoAnswer::NotPlanned)),

@@ -164,6 +164,16 @@ impl ServerProcess {
                 Err(why) => {
                     let retry = server.output.mentions_port_in_use();
                     server.stop();
+                    // A runtime too old for the project says so, with both versions.
+                    let why = match (why, spec) {
+                        (NotReady::Exited(status), ServerSpec::Command(command)) => {
+                            match crate::toolchain::too_old(command, dir) {
+                                Some(said) => NotReady::OldRuntime { status, said },
+                                None => NotReady::Exited(status),
+                            }
+                        }
+                        (why, _) => why,
+                    };
                     if !retry {
                         return Err(StartError::NotReady {
                             why,
@@ -512,15 +522,56 @@ fn claim(dir: &std::path::Path, port: u16) -> Claim {
     }
 }
 
+/// The most of one line the output keeps: a server that prints a line of 200 KB (a payload, a
+/// blob in base64) does not make each report it is shown in that long.
+const LINE_BYTES: usize = 2048;
+
+/// Keeps what `stream` writes in `output`, a line at a time, each cut at [`LINE_BYTES`] (the
+/// rest counted), bytes that are not UTF-8 kept as replacement characters: read to its end
+/// whatever it writes, so that the server never blocks on a full pipe.
 fn keep(stream: impl Read + Send + 'static, output: Output) {
     std::thread::spawn(move || {
-        for line in BufReader::new(stream).lines() {
-            match line {
-                Ok(l) => output.push(l),
+        let mut reader = BufReader::new(stream);
+        let (mut line, mut dropped) = (Vec::new(), 0usize);
+        loop {
+            let buf = match reader.fill_buf() {
+                Ok(buf) => buf,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(_) => break,
+            };
+            if buf.is_empty() {
+                if !line.is_empty() || dropped > 0 {
+                    output.push(kept_line(&line, dropped));
+                }
+                break;
+            }
+            let newline = buf.iter().position(|b| *b == b'\n');
+            let chunk = &buf[..newline.unwrap_or(buf.len())];
+            let take = chunk.len().min(LINE_BYTES.saturating_sub(line.len()));
+            line.extend_from_slice(&chunk[..take]);
+            dropped += chunk.len() - take;
+            let used = newline.map_or(buf.len(), |n| n + 1);
+            reader.consume(used);
+            if newline.is_some() {
+                output.push(kept_line(&line, dropped));
+                line.clear();
+                dropped = 0;
             }
         }
     });
+}
+
+/// A line as the output keeps it: its start, and how much of it was not kept.
+fn kept_line(line: &[u8], dropped: usize) -> String {
+    let mut text = String::from_utf8_lossy(line)
+        .trim_end_matches('\r')
+        .to_string();
+    if dropped > 0 {
+        text.push_str(&format!(
+            " ... ({dropped} more bytes of this line not kept)"
+        ));
+    }
+    text
 }
 
 #[cfg(target_os = "linux")]

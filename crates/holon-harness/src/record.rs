@@ -4,14 +4,15 @@
 //! full and the others in one line each. Every message is scrubbed of the run's secrets before
 //! it is kept or printed, so neither the terminal nor a report holds one.
 
+use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use libtest_mimic::{Completion, Failed, Trial};
 
+use holon_config::secrets::Secrets;
 use holon_core::gateway::Status;
-use holon_core::secrets::Secrets;
 
 /// Why a trial failed: its whole report, and what the failure can have in common with others.
 #[derive(Debug, Clone)]
@@ -103,6 +104,9 @@ pub(crate) struct Record {
     pub took: Duration,
     /// Why it failed, in full; `None` when it passed.
     pub failure: Option<String>,
+    /// Why it failed as the terminal said it: in one line when an earlier trial failed of the
+    /// same cause and was reported in full.
+    pub shown: Option<String>,
     /// The cause of the failure, when it has one.
     pub cause: Option<Cause>,
 }
@@ -193,11 +197,15 @@ fn recorded(
             (Ok(Err(fault)), None) => records.scrub(&fault.message),
             _ => String::new(),
         };
+        let took = CALLS_TOOK
+            .with(Cell::take)
+            .unwrap_or_else(|| started.elapsed());
         if let Ok(mut ended) = records.ended.lock() {
             ended.push(Record {
                 name: recorded,
-                took: started.elapsed(),
+                took,
                 failure,
+                shown: (!shown.is_empty()).then(|| shown.clone()),
                 cause,
             });
         }
@@ -207,6 +215,18 @@ fn recorded(
             Err(panic) => resume_unwind(panic),
         }
     }
+}
+
+thread_local! {
+    /// How long the calls of the trial running on this thread took, when they were made ahead
+    /// of it (an example's calls): its time, rather than the moment it took to judge them.
+    static CALLS_TOOK: Cell<Option<Duration>> = const { Cell::new(None) };
+}
+
+/// Says that the trial running on this thread judged calls made ahead of it, which took
+/// `took`: the trial's time in the reports.
+pub(crate) fn calls_took(took: Duration) {
+    CALLS_TOOK.with(|t| t.set(Some(took)));
 }
 
 impl Records {

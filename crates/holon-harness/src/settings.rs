@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use crate::era::{self, PROTOCOL_VAR, Protocol};
 use crate::error::SettingError;
+use holon_config::partition::Partition;
 pub use holon_core::message::shell_quote;
-use holon_core::partition::Partition;
 use holon_explore as explore;
 use holon_upstream::fault::{self, Only};
 use holon_upstream::{self as upstream, Mode};

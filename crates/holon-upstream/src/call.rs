@@ -16,8 +16,8 @@ use crate::ledger::{Charge, Used};
 use crate::matching;
 use crate::mode::{Mode, Refresh};
 use crate::recording::{Read, Request, Response, Scope};
+use holon_config::secrets::Secrets;
 use holon_core::gateway::{Answer, Pass, Reply, Trouble};
-use holon_core::secrets::Secrets;
 
 /// One of a thing for each pass.
 pub(crate) struct PerPass<T> {
@@ -246,6 +246,18 @@ impl Entered {
         }
         (self.call.used.lock().ok())
             .map(|u| u.iter().filter_map(|c| c.used()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The requests of this call still waiting for their answer, as [`Entered::used`] left
+    /// them (asked after it): a late answer to each is the call's all the same.
+    pub fn waiting(&self) -> Vec<crate::ledger::Waiting> {
+        (self.call.used.lock().ok())
+            .map(|u| {
+                (u.iter().filter(|c| !c.done()))
+                    .map(|c| crate::ledger::Waiting(c.clone()))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 

@@ -85,6 +85,25 @@ impl Charge {
     }
 }
 
+/// A request whose answer had not come when its call ended: what it is answered, once it is
+/// (a late answer is paid for all the same, and written as a receipt line of its own).
+#[derive(Clone)]
+pub struct Waiting(pub(crate) Arc<Charge>);
+
+impl Waiting {
+    /// Its answer, once one came: `None` while none has (or none ever came).
+    pub fn answered(&self) -> Option<Used> {
+        self.0.answer()?;
+        self.0.used()
+    }
+}
+
+impl std::fmt::Debug for Waiting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Waiting").field(&self.0.used()).finish()
+    }
+}
+
 /// What a request was made for: the call it came in, as the run names its calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Purpose {
@@ -130,6 +149,20 @@ pub struct Count {
 }
 
 impl Count {
+    /// A request counted with no answer, answered after its call ended with `tokens`: a late
+    /// answer a receipt line of its own reports.
+    pub fn answered_late(&mut self, tokens: Tokens) {
+        self.answered += 1;
+        self.late += 1;
+        match (tokens.input, tokens.output) {
+            (Some(input), Some(output)) => {
+                self.input += input;
+                self.output += output;
+            }
+            _ => self.unknown += 1,
+        }
+    }
+
     /// Counts one request and its answer: the status, the tokens, and whether it came after its
     /// call ended; `None` when no answer came.
     pub fn add(&mut self, answer: Option<(u16, Tokens, bool)>) {

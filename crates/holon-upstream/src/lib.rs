@@ -44,7 +44,7 @@ pub mod usage;
 
 pub use call::Entered;
 pub use error::{FORCE_HINT, FinishError, SettingError, StartError};
-pub use ledger::{Count, Purpose, Spend, Used};
+pub use ledger::{Count, Purpose, Spend, Used, Waiting};
 pub use mode::{MODE_VAR, Mode, PLACEHOLDER, Refresh, parse_mode};
 pub use recording::{Request, Scope};
 pub use upstreams::{Start, Upstreams};

@@ -3,7 +3,7 @@
 //! records them again, as the reports print it.
 
 use crate::error::SettingError;
-use holon_core::config::TestConfig;
+use holon_config::TestConfig;
 use holon_core::message::shell_quote;
 
 /// The variable that sets the mode (`--upstream`).
@@ -100,7 +100,7 @@ mod tests {
 
     #[test]
     fn the_refresh_names_the_variables_and_the_mode_first() {
-        let config = holon_core::config::parse(
+        let config = holon_config::parse(
             "[upstreams.model]\nenv = \"OPENAI_BASE_URL\"\nurl = \"https://api.openai.com/v1\"\nsecrets = [\"OPENAI_API_KEY\"]\n\n[upstreams.search]\nenv = \"SEARCH_URL\"\nsecrets = [\"SEARCH_KEY\", \"OPENAI_API_KEY\"]\n",
             std::path::Path::new("holon-test.toml"),
         )

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use crate::recording::{self, Body, Event, Request, Response};
-use holon_core::secrets::Secrets;
+use holon_config::secrets::Secrets;
 
 /// `request` with every secret replaced, in its path, query, content type and body.
 pub fn request(secrets: &Secrets, request: &mut Request) {

@@ -19,10 +19,10 @@ use crate::matching;
 use crate::mode::{Mode, PLACEHOLDER, Refresh};
 use crate::proxy;
 use crate::recording::{self, Read, Recording, Request, Scope};
-use holon_core::config::TestConfig;
+use holon_config::TestConfig;
+use holon_config::secrets::{Need, Secrets};
 use holon_core::gateway::Pass;
 use holon_core::manifest::Manifest;
-use holon_core::secrets::{Need, Secrets};
 
 /// A run's upstreams: their proxies, the recordings, and what the run saw.
 pub struct Upstreams {

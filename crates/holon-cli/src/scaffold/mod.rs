@@ -514,7 +514,7 @@ mod tests {
             (Kind::PythonModel, "python holon.py"),
         ] {
             let text = rendered(kind, "holon-test.toml", &n);
-            let config = holon_core::config::parse(&text, Path::new("holon-test.toml"))
+            let config = holon_config::parse(&text, Path::new("holon-test.toml"))
                 .unwrap_or_else(|r| panic!("{}", holon_core::check::render_human(&r, false)));
             let server = config.server.expect("a server");
             assert_eq!(server.command, command, "{kind:?}");

@@ -259,14 +259,19 @@ fn error_examples_lint(
         .collect();
     for (i, decl) in &parts.errors {
         if !used.contains(decl.code.as_str()) {
+            // A transient code cannot be an example (`--bless` and `call --save` never write
+            // one): a fault trial is what proves it.
+            let hint = if decl.retryable {
+                "a code marked `retryable: true` is transient, so no example can show it (`--bless` and `call --save` never write one): a fault trial that reaches it proves the agent raises it, and the run then drops this warning (the fault trials run on the upstreams `holon-test.toml` declares)"
+            } else {
+                "add an example whose `error` is this code, so the tests prove the agent raises it"
+            };
             out.warning(
                 ids::ERROR_WITHOUT_EXAMPLE,
                 format!("/interface/errors/{i}/code"),
                 format!("declared error `{}` has no example", decl.code),
             )
-            .hint(
-                "add an example whose `error` is this code, so the tests prove the agent raises it",
-            );
+            .hint(hint);
         }
     }
 }

@@ -10,8 +10,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::run::{
-    BLOCKED_GRACE, PANICKED, blocked, harness_failed, is_timeout, not_retried, run_one,
+    BLOCKED_GRACE, PANICKED, blocked, blocks_process, harness_failed, is_timeout, not_retried,
+    run_one,
 };
+use crate::adapter::{Adapter, Stuck};
 use crate::context::Functions;
 use crate::error::NoAnswer;
 use crate::flight::{Crowded, Gathered, Retries};
@@ -41,6 +43,8 @@ pub(crate) struct Flight {
     retry: bool,
     upstreams: Option<Arc<Upstreams>>,
     meter: Option<Arc<Meter>>,
+    /// The function mode the calls go through, when it is a TypeScript or Python agent's.
+    adapter: Option<Adapter>,
 }
 
 #[derive(Default)]
@@ -100,6 +104,8 @@ pub(crate) struct Shape {
     pub runs: Vec<Vec<u32>>,
     /// Whether a call that timed out among others is tried again alone.
     pub retry: bool,
+    /// The function mode the calls go through, when it is a TypeScript or Python agent's.
+    pub adapter: Option<Adapter>,
 }
 
 impl Flight {
@@ -130,6 +136,7 @@ impl Flight {
             retry: shape.retry,
             upstreams,
             meter,
+            adapter: shape.adapter,
         }
     }
 
@@ -211,6 +218,9 @@ impl Flight {
 
     /// Starts the queued calls, as many at once as the concurrency allows.
     async fn dispatch(self: Arc<Self>) {
+        if let Some(adapter) = &self.adapter {
+            adapter.ready().await;
+        }
         let mut attempt = 0;
         loop {
             let changed = self.changed.notified();
@@ -278,7 +288,7 @@ impl Flight {
     async fn call(self: Arc<Self>, key: Key, attempt: u64) {
         let (index, _) = key;
         let Some(example) = self.runner.manifest().examples.get(index) else {
-            self.finish(key, attempt, Err(NoAnswer::NoExample(index)));
+            self.finish(key, attempt, Err(NoAnswer::NoExample(index)), None);
             return;
         };
         if let Some(upstreams) = &self.upstreams {
@@ -294,6 +304,10 @@ impl Flight {
                 Err(_) => return,
             }
         }
+        // A process replaced under a blocked call is started before this call's time runs.
+        if let Some(adapter) = &self.adapter {
+            adapter.ready().await;
+        }
         if let Ok(mut state) = self.state.lock()
             && let Some(r) = state.running.get_mut(&key)
             && r.attempt == attempt
@@ -301,14 +315,31 @@ impl Flight {
             r.started = Some(Instant::now());
         }
         let answer = run_one(&self.runner, example.input.clone()).await;
-        self.finish(key, attempt, Ok(answer));
+        let Some(adapter) = &self.adapter else {
+            self.finish(key, attempt, Ok(answer), None);
+            return;
+        };
+        if let Some(why) = adapter.unavailable() {
+            self.finish(key, attempt, Err(NoAnswer::FunctionMode(why)), None);
+            return;
+        }
+        // Timed out alone: whether the process is blocked (and was replaced) or only slow.
+        let retrying = self.state.lock().is_ok_and(|s| s.retrying);
+        let stuck = match is_timeout(&answer) && retrying {
+            true => Some(adapter.stuck().await),
+            false => None,
+        };
+        self.finish(key, attempt, Ok(answer), stuck);
     }
 
+    /// A call's end; `stuck`, for a call of a function mode that timed out alone, how its
+    /// process was found.
     fn finish(
         &self,
         key: Key,
         attempt: u64,
         answer: Result<Result<serde_json::Value, Ended>, NoAnswer>,
+        stuck: Option<Stuck>,
     ) {
         let Ok(mut state) = self.state.lock() else {
             return;
@@ -328,8 +359,17 @@ impl Flight {
         let timed_out = matches!(&answer, Ok(a) if is_timeout(a));
         if state.retrying {
             self.retries.record(Crowded::TimedOut, !timed_out);
+            let replaced = matches!(stuck, Some(Stuck::Blocked | Stuck::Replaced));
+            let answer = match stuck {
+                Some(stuck @ (Stuck::Blocked | Stuck::Replaced)) if timed_out => {
+                    Ok(Err(blocks_process(self.limit(), stuck)))
+                }
+                _ => answer,
+            };
             self.end(key, answer, running.started, running.entered.as_ref());
-            if timed_out {
+            // A process replaced under a call alone says nothing of the calls after it: each
+            // goes again alone, on a process of its own.
+            if timed_out && !replaced {
                 // Alone too: the function does not answer, and each call still to try again
                 // alone would only wait `timeout_s` once more.
                 for key in std::mem::take(&mut state.pending) {
@@ -365,6 +405,7 @@ impl Flight {
             failure: entered.and_then(Entered::upstream_failure),
             took: started.map(|s| s.elapsed()).unwrap_or_default(),
             upstream: entered.map(Entered::used).unwrap_or_default(),
+            late: entered.map(Entered::waiting).unwrap_or_default(),
         };
         if let Some(meter) = &self.meter {
             meter.ended(Pass::Function, index, &end);

@@ -46,6 +46,7 @@ impl FunctionPass {
             workers,
             runs: run.plan.all_runs(Pass::Function),
             retry: run.settings.retries(),
+            adapter: run.adapter.clone(),
         };
         let flight = Arc::new(Flight::new(
             runner.clone(),
@@ -60,6 +61,7 @@ impl FunctionPass {
             run.functions.clone(),
             run.upstreams.clone(),
             run.settings.concurrency,
+            run.adapter.clone(),
         );
         let live = (run.upstreams.as_ref()).is_some_and(|u| u.mode() == Mode::Live);
         FunctionPass {
@@ -141,6 +143,7 @@ impl Caller for FunctionPass {
                 failure: entered.as_ref().and_then(Entered::upstream_failure),
                 took,
                 upstream: entered.as_ref().map(Entered::used).unwrap_or_default(),
+                late: entered.as_ref().map(Entered::waiting).unwrap_or_default(),
             }
         })
     }

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::adapter::Stuck;
 use crate::error::NoAnswer;
 use holon_core::gateway::{Ended, Status};
 use holon_runtime::{Ctx, Runner};
@@ -52,6 +53,21 @@ pub(crate) fn not_retried(limit: Duration) -> Ended {
             limit.as_secs_f64()
         ),
     )
+}
+
+/// The answer of a call of a function mode that timed out alone, its process found `stuck`
+/// (and started again for the calls after it).
+pub(crate) fn blocks_process(limit: Duration, stuck: Stuck) -> Ended {
+    let seconds = limit.as_secs_f64();
+    let why = match stuck {
+        Stuck::Blocked => format!(
+            "no answer within `runtime.limits.timeout_s` ({seconds} s), made alone, while the function mode answered nothing else either (not even a ping): this input blocks the agent's process, and every call in flight beside it waits too (a blocking call in an async function, such as `time.sleep`?); the process was started again for the calls after it"
+        ),
+        Stuck::Replaced | Stuck::Slow => format!(
+            "no answer within `runtime.limits.timeout_s` ({seconds} s), made alone; the function mode was started again for the calls after it (an adapter of the agent's own cannot be asked whether this input blocks it: the runtime package's function mode can)"
+        ),
+    };
+    Ended::new(Status::Timeout, why)
 }
 
 /// Why the calls still waiting fail when a thread of the pass panicked (a bug of the harness:

@@ -593,6 +593,7 @@ impl Calls {
             failure: entered.as_ref().and_then(Entered::upstream_failure),
             took,
             upstream: entered.as_ref().map(Entered::used).unwrap_or_default(),
+            late: entered.as_ref().map(Entered::waiting).unwrap_or_default(),
         };
         (end, crowded, first)
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::error::NoAnswer;
 use holon_core::gateway::{Answer, Gateway, Status};
 use holon_core::manifest::{ChargeOn, Manifest};
-use holon_upstream::Used;
+use holon_upstream::{Used, Waiting};
 
 /// One call of an example, as it ended.
 #[derive(Debug, Clone)]
@@ -22,6 +22,9 @@ pub(crate) struct CallEnd {
     pub took: Duration,
     /// Its upstream requests, in order, each with its answer.
     pub upstream: Vec<Used>,
+    /// Those of them still waiting for an answer when the call ended: a late answer is paid
+    /// for all the same, and gets a receipt line of its own.
+    pub late: Vec<Waiting>,
 }
 
 impl CallEnd {
@@ -33,6 +36,7 @@ impl CallEnd {
             failure: None,
             took: Duration::ZERO,
             upstream: Vec::new(),
+            late: Vec::new(),
         }
     }
 

@@ -13,11 +13,11 @@ use super::picture::Picture;
 use super::receipts::Receipts;
 use super::tally::{Context, Tally, percent};
 use crate::error::ReceiptsError;
-use holon_core::config::TokenPrice;
+use holon_config::TokenPrice;
+use holon_config::secrets::Secrets;
 use holon_core::gateway::Pass;
 use holon_core::manifest::Manifest;
-use holon_core::secrets::Secrets;
-use holon_upstream::{Purpose, Spend, Upstreams};
+use holon_upstream::{Purpose, Spend, Upstreams, Waiting};
 
 /// The meter of one run.
 pub(crate) struct Meter {
@@ -39,6 +39,9 @@ pub(crate) struct Meter {
     upstreams: Option<Arc<Upstreams>>,
     /// Set by a signal: no call is counted from then on.
     frozen: AtomicBool,
+    /// The measured calls whose receipt said a request unanswered: its late answer, once the
+    /// run has waited for it, is written as a line of its own.
+    late: Mutex<Vec<(String, u32, Vec<Waiting>)>>,
 }
 
 /// What a meter is made of.
@@ -78,6 +81,7 @@ impl Meter {
             secrets: setup.secrets,
             upstreams: setup.upstreams,
             frozen: AtomicBool::new(false),
+            late: Mutex::new(Vec::new()),
         }
     }
 
@@ -94,9 +98,28 @@ impl Meter {
             .map_or("", |e| e.name.as_str());
         if let Some(receipts) = &self.receipts {
             receipts.write(&self.manifest, (pass, name), end, &self.secrets);
+            if !end.late.is_empty()
+                && let Ok(mut late) = self.late.lock()
+            {
+                late.push((name.to_string(), end.run, end.late.clone()));
+            }
         }
         if let Ok(mut tally) = self.tally.lock() {
             tally.add(&self.manifest, index, end);
+        }
+    }
+
+    /// Once the run has waited for the answers its agent gave up on: a receipt line for each
+    /// measured call some of whose requests were answered late.
+    pub(crate) fn late_receipts(&self) {
+        let (Some(receipts), Ok(mut late)) = (&self.receipts, self.late.lock()) else {
+            return;
+        };
+        for (name, run, waiting) in std::mem::take(&mut *late) {
+            let answered: Vec<_> = waiting.iter().filter_map(Waiting::answered).collect();
+            if !answered.is_empty() {
+                receipts.write_late(&self.manifest, (self.pass, &name, run), &answered);
+            }
         }
     }
 
@@ -158,6 +181,34 @@ impl Meter {
             self.report()
                 .replacen("measure: ", "measure (interrupted): ", 1)
         );
+    }
+
+    /// After the run: the report, then the verdicts of `gates` (`--min-success-rate`,
+    /// `--min-strict-success-rate`), and when the first passes in a run whose `failed` trials
+    /// fail it all the same, why; the exit code they ask for.
+    pub(crate) fn conclude(&self, gates: (Option<f64>, Option<f64>), failed: usize) -> u8 {
+        eprint!("\n{}", self.report());
+        let mut code = crate::exit::OK;
+        if let Some(min) = gates.0 {
+            match self.below(min) {
+                Some(why) => {
+                    eprintln!("error: {why}");
+                    code = crate::exit::FAILED;
+                }
+                None if failed > 0 => eprintln!(
+                    "note: the measured success rate meets `--min-success-rate {min}`, and the run fails all the same: {failed} trial{} failed (under `failures:` above). The rate leaves declared failures out, and the gate forgives the calls it counts; a call that ends in a declared failure its example does not show fails its trial, a retryable code included",
+                    if failed == 1 { "" } else { "s" }
+                ),
+                None => {}
+            }
+        }
+        if let Some(min) = gates.1
+            && let Some(why) = self.below_strict(min)
+        {
+            eprintln!("error: {why}");
+            code = crate::exit::FAILED;
+        }
+        code
     }
 
     /// `--min-success-rate`'s verdict: `None` when the measured rate is at least `min`, else

@@ -5,8 +5,8 @@
 //! its share), then explore's cases; what does not fit is not run, and said.
 
 use crate::settings::Settings;
+use holon_config::partition::Partition;
 use holon_core::gateway::Pass;
-use holon_core::partition::Partition;
 use holon_upstream::{Mode, Upstreams};
 
 /// The calls a run makes, per pass and example, and what the budget left out.

@@ -4,7 +4,7 @@
 //! manifest (its name, version and hash) and of one pass, or it is refused by name. A line that
 //! is not a whole receipt (a file cut short) ends the reading of its file, and is said.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,9 +12,9 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::tally::{Seen, Tally};
+use holon_config::partition::{Deal, Partition};
 use holon_core::gateway::{Pass, Status};
 use holon_core::manifest::Manifest;
-use holon_core::partition::{Deal, Partition};
 use holon_upstream::usage::Tokens;
 use holon_upstream::{Purpose, Spend};
 
@@ -84,7 +84,10 @@ pub enum ReadError {
 struct Line {
     example: String,
     status: Option<String>,
+    /// Absent from a line of late answers only.
+    #[serde(default)]
     billed: bool,
+    #[serde(default)]
     ms: u64,
     #[serde(default)]
     upstream: Vec<Request>,
@@ -98,6 +101,15 @@ struct Line {
     planned: Option<usize>,
     #[serde(default)]
     partition: Option<String>,
+    /// Which call of the example it was, from 1.
+    #[serde(default)]
+    run: Option<u32>,
+    /// The run that wrote it (`None` from an earlier holon-test).
+    #[serde(default)]
+    run_id: Option<String>,
+    /// A line of late answers to a call's requests, not a call.
+    #[serde(default)]
+    late: bool,
 }
 
 /// One upstream request on a receipt.
@@ -160,6 +172,15 @@ pub(crate) fn read(manifest: &Manifest, files: &[PathBuf]) -> Result<Reading, Re
     let mut first_pass: Option<(PathBuf, Pass)> = None;
     let mut unanswered = 0usize;
     let mut shards: Vec<(PathBuf, Partition)> = Vec::new();
+    // Each line once: the same file twice, or two files that share lines, count a call once.
+    let mut seen: HashSet<(
+        Option<String>,
+        String,
+        String,
+        Option<u32>,
+        Option<String>,
+        bool,
+    )> = HashSet::new();
     for path in files {
         let file = std::fs::File::open(path).map_err(|e| ReadError::Unreadable {
             path: path.clone(),
@@ -168,6 +189,7 @@ pub(crate) fn read(manifest: &Manifest, files: &[PathBuf]) -> Result<Reading, Re
         let mut lines = std::io::BufReader::with_capacity(1 << 16, file);
         let mut text = String::new();
         let (mut number, mut read_here, mut unnamed) = (0usize, 0usize, false);
+        let (mut repeated, mut orphans) = (0usize, 0usize);
         let mut share: Option<(Option<usize>, Option<String>)> = None;
         loop {
             text.clear();
@@ -230,6 +252,47 @@ pub(crate) fn read(manifest: &Manifest, files: &[PathBuf]) -> Result<Reading, Re
             let Some(&at) = index.get(line.example.as_str()) else {
                 return Err(unknown(format!("example `{}`", line.example)));
             };
+            let key = (
+                line.run_id.clone(),
+                pass.name().to_string(),
+                line.example.clone(),
+                line.run,
+                line.partition.clone(),
+                line.late,
+            );
+            if line.late {
+                // Its call's own line, read already: late answers add to that call's requests.
+                let call = (
+                    key.0.clone(),
+                    key.1.clone(),
+                    key.2.clone(),
+                    key.3,
+                    key.4.clone(),
+                    false,
+                );
+                if !seen.contains(&call) {
+                    orphans += 1;
+                    continue;
+                }
+            }
+            if !seen.insert(key) {
+                repeated += 1;
+                continue;
+            }
+            if line.late {
+                // Answers that came after the call's receipt said them unanswered.
+                for request in line.upstream.iter().filter(|r| r.status.is_some()) {
+                    let tokens = Tokens {
+                        input: request.input_tokens,
+                        output: request.output_tokens,
+                    };
+                    unanswered = unanswered.saturating_sub(1);
+                    let spend = reading.spend.entry(request.name.clone()).or_default();
+                    spend.total.answered_late(tokens);
+                    (spend.by.entry(Purpose::Examples(pass)).or_default()).answered_late(tokens);
+                }
+                continue;
+            }
             let status = match &line.status {
                 None => None,
                 Some(code) => Some(
@@ -263,9 +326,24 @@ pub(crate) fn read(manifest: &Manifest, files: &[PathBuf]) -> Result<Reading, Re
             read_here += 1;
             share.get_or_insert((line.planned, line.partition));
         }
+        if orphans > 0 {
+            reading.notes.push(format!(
+                "`{}` holds {orphans} line{} of late answers whose call no receipt before {} holds: not counted",
+                path.display(),
+                if orphans == 1 { "" } else { "s" },
+                if orphans == 1 { "it" } else { "them" }
+            ));
+        }
+        if repeated > 0 {
+            reading.notes.push(format!(
+                "`{}` repeats {repeated} receipt{} already read (the same run's lines, from this file or another): each is counted once",
+                path.display(),
+                if repeated == 1 { "" } else { "s" }
+            ));
+        }
         let (planned, partition) = share.unwrap_or_default();
         let partition = partition.and_then(|p| Partition::parse(&p).ok());
-        if let Some(planned) = planned.filter(|planned| read_here < *planned) {
+        if let Some(planned) = planned.filter(|planned| read_here + repeated < *planned) {
             reading.notes.push(format!(
                 "`{}` holds {read_here} of the {planned} calls its run{} planned: {} missing (the run ended before it made them)",
                 path.display(),
@@ -273,7 +351,8 @@ pub(crate) fn read(manifest: &Manifest, files: &[PathBuf]) -> Result<Reading, Re
                 planned - read_here,
             ));
         }
-        if let Some(partition) = partition {
+        // A file whose every line was read already adds no shard of its own.
+        if let Some(partition) = partition.filter(|_| read_here > 0) {
             shards.push((path.clone(), partition));
         }
         if unnamed && read_here > 0 {
@@ -392,7 +471,7 @@ pub(crate) struct Measured {
 pub(crate) fn measured(
     manifest: &Manifest,
     files: &[PathBuf],
-    prices: &[(String, Option<holon_core::config::TokenPrice>)],
+    prices: &[(String, Option<holon_config::TokenPrice>)],
 ) -> Result<Measured, ReadError> {
     let reading = read(manifest, files)?;
     let cx = super::tally::Context {

@@ -3,7 +3,10 @@
 //! [{"name", "status", "input_tokens", "output_tokens"}], "pass", "manifest": {"name",
 //! "version", "sha256"}, "planned", "partition"}`, `null` where a thing is unknown; `planned`
 //! is the calls the run (its shard, under `--partition`) planned on the measured pass, and
-//! `partition` the shard, when the run is one. The pass and the manifest's identity let
+//! `partition` the shard, when the run is one; `run_id`, the run's own, so that a receipt read
+//! twice is counted once. An upstream answer that came after its call's receipt was written
+//! (paid for all the same) gets a line of its own once the run has waited for it: `{"late":
+//! true, "example", "run", "upstream", "pass", ...}`. The pass and the manifest's identity let
 //! `holon-test report` read several files (a run's shards) as one run, and refuse a file of
 //! another manifest; `planned` and `partition` let it say what is missing.
 //! Each line goes out whole in one write under a lock, and a signal closes the file under that
@@ -18,10 +21,11 @@ use serde_json::{Value, json};
 
 use super::ended::{CallEnd, billed};
 use crate::error::ReceiptsError;
+use holon_config::partition::Partition;
+use holon_config::secrets::Secrets;
 use holon_core::gateway::Pass;
 use holon_core::manifest::Manifest;
-use holon_core::partition::Partition;
-use holon_core::secrets::Secrets;
+use holon_upstream::Used;
 
 /// The receipts file of a run.
 pub(crate) struct Receipts {
@@ -32,6 +36,8 @@ pub(crate) struct Receipts {
     failed: Mutex<Option<ReceiptsError>>,
     /// What every line says of the run: the calls it planned, and its shard.
     share: (usize, Option<Partition>),
+    /// The run's own id on every line, so that a receipt read twice is counted once.
+    run_id: String,
 }
 
 impl Receipts {
@@ -55,6 +61,7 @@ impl Receipts {
             file: Mutex::new(Some(file)),
             failed: Mutex::new(None),
             share,
+            run_id: run_id(),
         })
     }
 
@@ -66,13 +73,44 @@ impl Receipts {
         end: &CallEnd,
         secrets: &Secrets,
     ) {
-        let mut line = receipt(manifest, (pass, name), end, secrets);
+        let line = receipt(manifest, (pass, name), end, secrets);
+        self.put(line);
+    }
+
+    /// Writes a line for the late answers of a call of example `name` on `pass` (its `run`),
+    /// whose receipt said them unanswered: `{"late": true, "example", "run", "upstream",
+    /// "pass", ...}`, which `holon-test report` adds to that call's spend.
+    pub(crate) fn write_late(
+        &self,
+        manifest: &Manifest,
+        (pass, name, run): (Pass, &str, u32),
+        answered: &[Used],
+    ) {
+        let mut line = json!({
+            "late": true,
+            "example": name,
+            "run": run,
+            "upstream": upstream_of(answered),
+            "pass": pass.name(),
+        });
+        if let (Some(identity), Value::Object(map)) = (manifest.identity(), &mut line) {
+            map.insert(
+                "manifest".into(),
+                json!({"name": identity.name, "version": identity.version, "sha256": identity.sha256}),
+            );
+        }
+        self.put(line);
+    }
+
+    /// Writes `line` with what every line says of the run, whole, in one write.
+    fn put(&self, mut line: Value) {
         if let Value::Object(map) = &mut line {
             let (planned, partition) = &self.share;
             map.insert("planned".into(), json!(planned));
             if let Some(partition) = partition {
                 map.insert("partition".into(), json!(partition.name()));
             }
+            map.insert("run_id".into(), json!(self.run_id));
         }
         let mut text = line.to_string();
         text.push('\n');
@@ -117,16 +155,7 @@ pub(crate) fn receipt(
     secrets: &Secrets,
 ) -> Value {
     let status = end.status(manifest.gateway());
-    let upstream: Vec<Value> = (end.upstream.iter())
-        .map(|u| {
-            json!({
-                "name": u.upstream,
-                "status": u.status,
-                "input_tokens": u.tokens.input,
-                "output_tokens": u.tokens.output,
-            })
-        })
-        .collect();
+    let upstream = upstream_of(&end.upstream);
     let mut line = json!({
         "example": name,
         "run": end.run,
@@ -151,4 +180,26 @@ pub(crate) fn receipt(
         );
     }
     line
+}
+
+/// Upstream requests as a receipt lists them.
+fn upstream_of(used: &[Used]) -> Vec<Value> {
+    (used.iter())
+        .map(|u| {
+            json!({
+                "name": u.upstream,
+                "status": u.status,
+                "input_tokens": u.tokens.input,
+                "output_tokens": u.tokens.output,
+            })
+        })
+        .collect()
+}
+
+/// An id of this run, unlike any other run's: the time and the process.
+fn run_id() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("{:x}-{:x}", nanos, std::process::id())
 }

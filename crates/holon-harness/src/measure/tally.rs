@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::ended::{CallEnd, billed};
 use super::stats::{percentile, wilson};
-use holon_core::config::TokenPrice;
+use holon_config::TokenPrice;
 use holon_core::gateway::Status;
 use holon_core::manifest::{ChargeOn, Manifest};
 use holon_upstream::{Count, Purpose, Spend};
@@ -106,11 +106,13 @@ impl Figures {
         (self.counted() > 0).then(|| self.success as f64 / self.counted() as f64)
     }
 
-    /// The declared failures that come and go: by code, for an example whose input also
-    /// succeeded (these figures being one example's calls), since the same input that
-    /// succeeds cannot be what the failure is the doing of.
+    /// The declared failures that come and go: by code, for an example whose input ended in
+    /// more than one way (these figures being one example's calls: a success and a declared
+    /// code, or two declared codes), since an input that ends otherwise on other calls cannot
+    /// be all that the failure is the doing of.
     fn wavering(&self) -> BTreeMap<String, u64> {
-        if self.success == 0 {
+        let ways = usize::from(self.success > 0) + self.against.len() + self.declared.len();
+        if ways < 2 {
             return BTreeMap::new();
         }
         self.declared.clone()
@@ -368,7 +370,7 @@ impl Strict {
             .map(|(low, high)| format!(" ({} to {})", percent(low), percent(high)))
             .unwrap_or_default();
         format!(
-            "measure: declared failures that come and go for one input (it succeeded on other calls, so they are not the input's doing, though the gateway counts them apart): {}\nmeasure: strict success rate, counting them as failures: {}{interval}: {} of {} calls; gate on it with `--min-strict-success-rate R`\n",
+            "measure: declared failures that come and go for one input (it ended otherwise on other calls, so they are not the input's doing, though the gateway counts them apart): {}\nmeasure: strict success rate, counting them as failures: {}{interval}: {} of {} calls; gate on it with `--min-strict-success-rate R`\n",
             self.wavering.join("; "),
             percent(rate),
             self.success,
@@ -659,5 +661,34 @@ mod tests {
         assert!(totals(&f).contains("declared failures 80 (no_table_found 80)"));
         assert!(totals(&f).contains("agent_crashed 20"));
         assert!(totals(&f).contains("invalid_output 0"));
+    }
+
+    #[test]
+    fn a_declared_failure_comes_and_goes_when_the_input_ends_in_more_than_one_way() {
+        let seen = |status: Status| Seen {
+            billed: status == Status::Success,
+            status: Some(status),
+            not_judged: None,
+            took: Duration::from_millis(100),
+        };
+        let declared = |code: &str| seen(Status::Declared(code.into()));
+        // Two declared codes, no success: 8 and 12, both wavering.
+        let mut calls = vec![declared("file_unreadable"); 8];
+        calls.extend(vec![declared("empty_file"); 12]);
+        let f = Figures::of(calls.iter());
+        let wavering: Vec<(String, u64)> = f.wavering().into_iter().collect();
+        assert_eq!(
+            wavering,
+            [
+                ("empty_file".to_string(), 12),
+                ("file_unreadable".to_string(), 8)
+            ]
+        );
+        // One code every time: the input's own doing.
+        let f = Figures::of(vec![declared("empty_file"); 20].iter());
+        assert!(f.wavering().is_empty());
+        // A success beside it, as before.
+        let calls = [seen(Status::Success), declared("empty_file")];
+        assert_eq!(Figures::of(calls.iter()).wavering().len(), 1);
     }
 }

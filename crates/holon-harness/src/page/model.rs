@@ -23,7 +23,8 @@ pub(crate) struct Trial {
     pub name: String,
     /// How long it ran, in milliseconds.
     pub ms: u128,
-    /// Why it failed, in full (the diff); `None` when it passed.
+    /// Why it failed, as the terminal said it (the diff in full, or one line for a cause
+    /// reported in full for another trial); `None` when it passed.
     pub failure: Option<String>,
 }
 
@@ -32,7 +33,9 @@ impl From<&Record> for Trial {
         Trial {
             name: record.name.clone(),
             ms: record.took.as_millis(),
-            failure: record.failure.clone(),
+            // As the terminal said it: a trial that failed of a cause another was reported in
+            // full for, in one line.
+            failure: record.shown.clone().or_else(|| record.failure.clone()),
         }
     }
 }

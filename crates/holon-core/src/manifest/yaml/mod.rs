@@ -108,6 +108,24 @@ mod tests {
     }
 
     #[test]
+    fn a_tab_is_located_where_it_is() {
+        // In indentation, in a block sequence, after a plain scalar's line, in a flow mapping.
+        for (text, at) in [
+            ("a:\n  b: 1\n\tc: 2\n", (3, 1)),
+            ("a:\n  - b\n\t- c\n", (3, 1)),
+            ("a: b\n\tc: d\n", (2, 1)),
+            ("a:\n  b: c\n\t  d: e\n", (3, 1)),
+            ("a:\n  b:\n\tc: 1\n", (3, 1)),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert_eq!(err.check.name(), "yaml-syntax", "{text:?}: {err:?}");
+            assert_eq!((err.loc.line, err.loc.column), at, "{text:?}: {err:?}");
+        }
+        // A tab inside a flow mapping is whitespace, as YAML has it.
+        assert!(parse("a: {b: 1,\tc: 2}\n").is_ok());
+    }
+
+    #[test]
     fn refuses_duplicate_keys() {
         let err = parse("a: 1\na: 2\n").unwrap_err();
         assert_eq!(err.check.name(), "yaml-duplicate-key", "{err:?}");

@@ -47,7 +47,7 @@ pub(super) fn read(text: &str) -> Result<Node, YamlError> {
     let mut reader = Reader::default();
     let mut last = Loc::default();
     for item in Parser::new_from_str_with_options(text, options) {
-        let (event, span) = item.map_err(scan_error)?;
+        let (event, span) = item.map_err(|e| scan_error(e, text))?;
         last = loc(&span);
         reader.event(event, last)?;
     }
@@ -588,12 +588,17 @@ fn unsupported_tag(tag: Option<&Tag>, at: Loc) -> YamlError {
     syntax(format!("unsupported tag `{spelled}`"), at)
 }
 
-fn scan_error(err: ScanError) -> YamlError {
+fn scan_error(err: ScanError, text: &str) -> YamlError {
     let mark = err.marker();
-    let at = Loc {
+    let mut at = Loc {
         line: mark.line() as u64,
         column: mark.col() as u64 + 1,
     };
+    // The scanner marks where the token it was reading began (a plain scalar at the end of the
+    // line before); a tab is located where it is.
+    if err.info().contains("tab") {
+        at = tab_from_line(text, at.line).unwrap_or(at);
+    }
     match err.kind() {
         ErrorKind::UnknownAnchor => {
             return syntax("alias references unknown anchor".to_string(), at);
@@ -615,6 +620,20 @@ fn scan_error(err: ScanError) -> YamlError {
         return too_complex(message, at);
     }
     syntax(message, at)
+}
+
+/// The first tab of `text` on line `from` (from 1) or after it, where it stands (line and
+/// column from 1, the column in characters).
+fn tab_from_line(text: &str, from: u64) -> Option<Loc> {
+    (text.split('\n').enumerate())
+        .skip(from.saturating_sub(1) as usize)
+        .find_map(|(index, line)| {
+            let column = line.chars().position(|c| c == '\t')?;
+            Some(Loc {
+                line: index as u64 + 1,
+                column: column as u64 + 1,
+            })
+        })
 }
 
 /// The parser's words as a message: the first line, lowercase first letter, no trailing period.

@@ -3,9 +3,9 @@
 //! (`SHORTEST_SECRET`), and [`Secrets`], the values of a run, which every output of the kit is
 //! scrubbed of: recordings, `holon.yaml` under `--bless`, reports, JUnit and annotations.
 
-use crate::check::{self, Problem, Report};
-use crate::config::TestConfig;
-use crate::ids;
+use crate::file::TestConfig;
+use holon_core::check::{self, Problem, Report};
+use holon_core::ids;
 
 /// The fewest characters a secret's value may have. A shorter value is found in ordinary text
 /// (a word, a number): scrubbing it would rewrite what is no secret, and not scrubbing it would
@@ -68,7 +68,7 @@ impl Secrets {
                 }
                 let at = format!(
                     "/upstreams/{}/secrets/{i}",
-                    crate::pointer::escape(&upstream.name)
+                    holon_core::pointer::escape(&upstream.name)
                 );
                 let value = lookup(&secret.name).filter(|v| !v.is_empty());
                 let Some(value) = value else {
@@ -177,7 +177,7 @@ impl Secrets {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::parse;
+    use crate::file::parse;
     use std::path::Path;
 
     fn config(text: &str) -> TestConfig {
@@ -214,7 +214,7 @@ mod tests {
                 ("secret-unset", "/upstreams/other/secrets/0", 7, 12),
             ]
         );
-        let text = crate::check::render_human(&refused, false);
+        let text = holon_core::check::render_human(&refused, false);
         assert!(text.contains("is 1 character long: too short"), "{text}");
         assert!(
             text.contains("set it for the run: `KEY=... ORG=... TOKEN=... cargo holon-test --upstream record --bless`"),

@@ -27,11 +27,11 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use crate::check::{self, Problem, Report};
-use crate::ids;
-use crate::manifest::yaml::Loc;
 use crate::settings::{self as run_settings, Setting};
 use crate::tables::{find_table, loc, not_one, unknown, wrong_type};
+use holon_core::check::{self, Problem, Report};
+use holon_core::ids;
+use holon_core::manifest::yaml::Loc;
 
 /// The file's name, beside `holon.yaml`.
 pub const FILE: &str = "holon-test.toml";
@@ -144,7 +144,7 @@ pub fn parse(text: &str, path: &Path) -> Result<TestConfig, Report> {
             let loc = e
                 .span()
                 .map_or(Loc { line: 1, column: 1 }, |s| loc(text, s.start));
-            let message = crate::message::sentence(e.message());
+            let message = holon_core::message::sentence(e.message());
             problems.push(Problem::new(ids::TOML_SYNTAX, "", loc, message));
             (None, Vec::new())
         }
@@ -184,7 +184,7 @@ fn read_root(
         if name != "upstreams" {
             problems.push(unknown(
                 name,
-                format!("/{}", crate::pointer::escape(name)),
+                format!("/{}", holon_core::pointer::escape(name)),
                 loc(text, key.span().start),
                 "`holon-test.toml`",
                 &TABLES,
@@ -210,7 +210,10 @@ fn read_root(
     let mut seen: Vec<&Upstream> = Vec::new();
     for upstream in &upstreams {
         if let Some(first) = seen.iter().find(|u| u.env == upstream.env) {
-            let at = format!("/upstreams/{}/env", crate::pointer::escape(&upstream.name));
+            let at = format!(
+                "/upstreams/{}/env",
+                holon_core::pointer::escape(&upstream.name)
+            );
             problems.push(Problem::new(
                 ids::INVALID_VALUE,
                 at,
@@ -250,7 +253,7 @@ fn read_server(
             continue;
         }
         let field_name = field.get_ref().as_ref();
-        let here = format!("/server/{}", crate::pointer::escape(field_name));
+        let here = format!("/server/{}", holon_core::pointer::escape(field_name));
         let slot = match field_name {
             "command" => &mut command,
             "function" => &mut function,
@@ -305,7 +308,7 @@ fn read_upstream(
     problems: &mut Vec<Problem>,
 ) -> Option<Upstream> {
     let name = key.get_ref().to_string();
-    let at = format!("/upstreams/{}", crate::pointer::escape(&name));
+    let at = format!("/upstreams/{}", holon_core::pointer::escape(&name));
     let before = problems.len();
     if !valid_name(&name) {
         problems.push(Problem::new(
@@ -322,7 +325,7 @@ fn read_upstream(
     let (mut env, mut url, mut secrets, mut price) = (None, None, Vec::new(), None);
     for (field, v) in table.iter() {
         let field_name = field.get_ref().as_ref();
-        let here = format!("{at}/{}", crate::pointer::escape(field_name));
+        let here = format!("{at}/{}", holon_core::pointer::escape(field_name));
         match field_name {
             "env" => match v.get_ref().as_str() {
                 Some(var) if valid_var(var) => env = Some(var.to_string()),
@@ -440,7 +443,7 @@ fn read_price(
     let (mut input, mut output) = (None, None);
     for (field, v) in table.iter() {
         let name = field.get_ref().as_ref();
-        let here = format!("{at}/{}", crate::pointer::escape(name));
+        let here = format!("{at}/{}", holon_core::pointer::escape(name));
         let slot = match name {
             "input_per_million" => &mut input,
             "output_per_million" => &mut output,

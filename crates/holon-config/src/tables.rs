@@ -5,9 +5,9 @@
 use toml::Spanned;
 use toml::de::DeValue;
 
-use crate::check::Problem;
-use crate::ids;
-use crate::manifest::yaml::Loc;
+use holon_core::check::Problem;
+use holon_core::ids;
+use holon_core::manifest::yaml::Loc;
 
 /// `unknown-field` for the key `name` (at `at`, `loc`) in `within` (`[server]`, a price), with
 /// the closest of `known` as a hint, or `otherwise`.
@@ -25,7 +25,7 @@ pub(crate) fn unknown(
         loc,
         format!("unknown field `{name}` in {within}"),
     );
-    match crate::check::suggest(name, known) {
+    match holon_core::check::suggest(name, known) {
         Some(s) => p.hint(format!("did you mean `{s}`?")),
         None => p.hint(otherwise),
     }

@@ -26,9 +26,9 @@ use std::borrow::Cow;
 use toml::Spanned;
 use toml::de::DeValue;
 
-use crate::check::Problem;
-use crate::manifest::yaml::Loc;
 use crate::tables::{loc, not_one, wrong_type};
+use holon_core::check::Problem;
+use holon_core::manifest::yaml::Loc;
 
 /// What TOML value a setting takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,7 +156,7 @@ pub(crate) fn read_table(
             let known: Vec<&str> = keys(table).collect();
             problems.push(crate::tables::unknown(
                 name,
-                format!("{at}/{}", crate::pointer::escape(name)),
+                format!("{at}/{}", holon_core::pointer::escape(name)),
                 loc(text, field.span().start),
                 &format!("`[{table}]`"),
                 &known,
@@ -180,7 +180,7 @@ pub(crate) fn read_key(
     let Some(key) = KEYS.iter().find(|k| k.table == table && k.key == name) else {
         return false;
     };
-    let pointer = format!("/{table}/{}", crate::pointer::escape(name));
+    let pointer = format!("/{table}/{}", holon_core::pointer::escape(name));
     let whole = |v: &DeValue<'_>| match v {
         DeValue::Integer(i) => i64::from_str_radix(i.as_str(), i.radix())
             .ok()
@@ -239,7 +239,7 @@ mod tests {
     use std::path::Path;
 
     fn problems(text: &str) -> Vec<(String, String, u64, Option<String>)> {
-        match crate::config::parse(text, Path::new("holon-test.toml")) {
+        match crate::file::parse(text, Path::new("holon-test.toml")) {
             Ok(_) => Vec::new(),
             Err(report) => (report.diagnostics.iter())
                 .map(|d| {
@@ -256,7 +256,7 @@ mod tests {
 
     #[test]
     fn each_setting_reads_back_as_its_flag_would_take_it() {
-        let config = crate::config::parse(
+        let config = crate::file::parse(
             "[server]\nstartup_timeout_s = 1.5\n\n[explore]\ncases = 7\nseed = 0x2a\ndifferential = false\n\n[run]\njunit = \"j.xml\"\n",
             Path::new("holon-test.toml"),
         )
