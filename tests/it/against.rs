@@ -1611,13 +1611,34 @@ fn the_scaffold_workflow_checks_the_version_against_the_newest_tag() {
     let output = git(origin.path()).args(["init", "-q"]).output().unwrap();
     assert!(output.status.success(), "{output:?}");
     let step = workflow_step("Check the version against the newest tag");
-    // The workflow's shell, in a checkout as `actions/checkout` makes it (one commit, no tag),
-    // with a `cargo` that runs this binary for `cargo holon-test` and notes what it installs.
+    // The step reads the tags the checkout fetched: it has no credentials to fetch them.
+    let path = root().join("crates/holon-cli/templates/agent/.github/workflows/holon.yml");
+    let workflow: Value = serde_saphyr::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let checkout = workflow["jobs"]["test"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/checkout@"))
+        })
+        .expect("a checkout step");
+    assert_eq!(checkout["with"]["fetch-tags"], true, "{checkout}");
+    assert_eq!(checkout["with"]["persist-credentials"], false, "{checkout}");
+    // The workflow's shell, in a checkout as `actions/checkout` makes it with `fetch-tags`
+    // (one commit, and the tags each with its own commit only), with a `cargo` that runs this
+    // binary for `cargo holon-test` and notes what it installs.
     let run = || {
         let work = tempfile::tempdir().unwrap();
         let url = format!("file://{}", origin.path().display());
         let output = git(work.path())
             .args(["clone", "-q", "--depth", "1", "--no-tags", &url, "repo"])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let output = git(&work.path().join("repo"))
+            .args(["fetch", "-q", "--depth=1", "--tags", "origin"])
             .output()
             .unwrap();
         assert!(output.status.success(), "{output:?}");

@@ -32,6 +32,7 @@ mod model_templates;
 mod partition;
 mod properties;
 mod recording;
+mod reference;
 mod remote;
 mod report;
 mod runtime;
@@ -43,6 +44,7 @@ mod types;
 mod upstream;
 mod util;
 mod watch;
+mod workflows;
 
 // The example agent's function, compiled into the tests rather than depended on: the example
 // depends on holon-kit, and no crate of the workspace depends on one above it.
