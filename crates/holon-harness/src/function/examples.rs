@@ -86,6 +86,9 @@ struct Running {
     entered: Option<Entered>,
     /// A number that tells this run of the call from a later retry of it.
     attempt: u64,
+    /// Its answer came, and is being settled (a function mode asked whether a call that timed
+    /// out blocked it): no longer a call that holds its worker.
+    answered: bool,
 }
 
 enum Next {
@@ -275,6 +278,7 @@ impl Flight {
                     crowded,
                     entered: None,
                     attempt,
+                    answered: false,
                 },
             );
             return Next::Run(key, attempt);
@@ -323,8 +327,19 @@ impl Flight {
             self.finish(key, attempt, Err(NoAnswer::FunctionMode(why)), None);
             return;
         }
-        // Timed out alone: whether the process is blocked (and was replaced) or only slow.
-        let retrying = self.state.lock().is_ok_and(|s| s.retrying);
+        // Timed out alone: whether the process is blocked (and was replaced) or only slow. The
+        // call has its answer meanwhile: the watch of blocked threads leaves it be.
+        let retrying = match self.state.lock() {
+            Ok(mut state) => {
+                if let Some(r) = state.running.get_mut(&key)
+                    && r.attempt == attempt
+                {
+                    r.answered = true;
+                }
+                state.retrying
+            }
+            Err(_) => false,
+        };
         let stuck = match is_timeout(&answer) && retrying {
             true => Some(adapter.stuck().await),
             false => None,
@@ -429,8 +444,9 @@ impl Flight {
             let now = Instant::now();
             let stuck: Vec<Key> = (state.running.iter())
                 .filter(|(_, r)| {
-                    r.started
-                        .is_some_and(|s| now.duration_since(s) > limit + BLOCKED_GRACE)
+                    !r.answered
+                        && (r.started)
+                            .is_some_and(|s| now.duration_since(s) > limit + BLOCKED_GRACE)
                 })
                 .map(|(key, _)| *key)
                 .collect();
