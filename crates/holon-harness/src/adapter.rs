@@ -148,6 +148,8 @@ struct Inner {
     said: Arc<Said>,
     /// Why the function mode is refused, when its protocol is not this harness's.
     refused: Arc<OnceLock<String>>,
+    /// Why it could not start, in one line, once it could not: what every call says.
+    down: OnceLock<String>,
 }
 
 #[derive(Default)]
@@ -192,6 +194,7 @@ impl Adapter {
             alone: tokio::sync::RwLock::new(()),
             said: Arc::default(),
             refused: Arc::new(OnceLock::new()),
+            down: OnceLock::new(),
         }))
     }
 
@@ -217,13 +220,7 @@ impl Adapter {
     /// Why no call can be made, when the function mode did not start or was refused: the
     /// function mode's failure, not the agent's.
     pub(crate) fn unavailable(&self) -> Option<String> {
-        if let Some(why) = self.0.refused.get() {
-            return Some(why.clone());
-        }
-        match &*self.0.state.try_lock().ok()? {
-            State::Broken(why) => Some(why.clone()),
-            _ => None,
-        }
+        self.0.refused.get().or(self.0.down.get()).cloned()
     }
 
     /// After a call ran past `timeout_s`: whether the process still answers, replaced when it
@@ -275,6 +272,7 @@ impl Inner {
                 let line = why.lines().next().unwrap_or("").to_string();
                 let short = format!("{line} (its output is printed above)");
                 *state = State::Broken(short.clone());
+                let _ = self.down.set(short.clone());
                 Err(Lost(short))
             }
         }
