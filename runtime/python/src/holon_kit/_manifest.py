@@ -13,12 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped]  # PyYAML ships no types
 
 META_KEY = "holon/manifest"
 
 
-class _Core(yaml.SafeLoader):
+class _Core(yaml.SafeLoader):  # type: ignore[misc]
     """PyYAML reads YAML 1.1 (`yes` is true, `010` is 8, `2024-01-01` a date); the kit reads
     1.2's core schema, and so does this loader: the same document, the same hash."""
 
