@@ -309,11 +309,13 @@ fn installed_from_the_built_files_alone_it_tests_python_and_typescript_servers_w
         );
     }
 
-    // A server on the official Python SDK (the template's, with the pinned SDK).
+    // A server on the runtime package, from its built wheel (the template's, with the pinned
+    // SDK).
     let agents = home.join("agents");
     std::fs::create_dir(&agents).unwrap();
     let python = new_agent(&from_wheel, &machine, &agents, "py-agent", "python");
-    let site = root().join("target/interop/python");
+    let packages = crate::util::runtime_packages::installed();
+    let site = crate::util::runtime_packages::pythonpath(&packages);
     let run_python = || {
         machine
             .command(&from_wheel)
@@ -322,7 +324,7 @@ fn installed_from_the_built_files_alone_it_tests_python_and_typescript_servers_w
                 "--manifest",
                 "holon.yaml",
                 "--server-cmd",
-                "python3 holon.py",
+                "python3 agent.py",
             ])
             .env("PYTHONPATH", &site)
             .output_within(LIMIT)
@@ -331,16 +333,11 @@ fn installed_from_the_built_files_alone_it_tests_python_and_typescript_servers_w
     drift(&python);
     assert_drift_named(&run_python(), false);
 
-    // A server on the official TypeScript SDK (the template's, its types checked with the pinned
-    // SDK and compiler, run by Node 22 as it is).
+    // A server on the runtime package, from its built tarball (the template's, its types checked
+    // with the pinned SDK and compiler, run by Node 22 as it is).
     let typescript = new_agent(&from_npm, &machine, &agents, "ts-agent", "typescript");
-    let modules = root().join("tests/interop/typescript/node_modules");
-    assert!(
-        modules.is_dir(),
-        "no `{}`: run `bash .ci/setup-interop`",
-        modules.display()
-    );
-    std::os::unix::fs::symlink(&modules, typescript.join("node_modules")).unwrap();
+    crate::util::runtime_packages::link_node_modules(&packages, &typescript);
+    let modules = typescript.join("node_modules");
     let build = machine
         .command(modules.join(".bin/tsc"))
         .current_dir(&typescript)
@@ -350,7 +347,7 @@ fn installed_from_the_built_files_alone_it_tests_python_and_typescript_servers_w
         machine
             .command(&from_npm)
             .current_dir(&typescript)
-            .args(["--manifest", "holon.yaml", "--server-cmd", "node holon.ts"])
+            .args(["--manifest", "holon.yaml", "--server-cmd", "node agent.ts"])
             .output_within(LIMIT)
     };
     assert_passed(&run_typescript(), false);
@@ -598,8 +595,9 @@ fn outside_a_cargo_package_holon_test_runs_the_server_its_config_names_or_says_w
         "py-agent",
         "python",
     );
-    let site = root().join("target/interop/python");
-    // `holon-test` alone: `[server] command = "python holon.py"`, in the agent's folder.
+    let site =
+        crate::util::runtime_packages::pythonpath(&crate::util::runtime_packages::installed());
+    // `holon-test` alone: `[server] command = "python agent.py"`, in the agent's folder.
     let run = machine
         .command(PLAIN_BIN)
         .current_dir(&agent)
@@ -623,7 +621,7 @@ fn outside_a_cargo_package_holon_test_runs_the_server_its_config_names_or_says_w
     let config = agent.join("holon-test.toml");
     std::fs::write(
         &config,
-        "[server]\ncommand = \"python holon.py\"\ncomand = \"x\"\n",
+        "[server]\ncommand = \"python agent.py\"\ncomand = \"x\"\n",
     )
     .unwrap();
     let refused = machine
