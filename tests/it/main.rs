@@ -35,6 +35,7 @@ mod recording;
 mod remote;
 mod report;
 mod runtime;
+mod runtime_packages;
 mod scaffold;
 mod settings_file;
 mod supervision;
