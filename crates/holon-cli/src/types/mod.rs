@@ -62,9 +62,12 @@ impl Language {
                 let Ok(package) = serde_json::from_str::<serde_json::Value>(&text) else {
                     return false;
                 };
-                ["dependencies", "devDependencies"]
-                    .iter()
-                    .any(|field| package[field].get("holon-kit").is_some())
+                ["dependencies", "devDependencies"].iter().any(|field| {
+                    package
+                        .get(field)
+                        .and_then(|d| d.get("holon-kit"))
+                        .is_some()
+                })
             }
             Language::Python => {
                 let Ok(text) = std::fs::read_to_string(dir.join("pyproject.toml")) else {
