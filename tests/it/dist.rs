@@ -172,19 +172,29 @@ fn one_version_everywhere_and_a_package_at_another_fails() {
         .arg(&dist.runtime_npm)
         .output_within(RUN_LIMIT);
     let listed = String::from_utf8_lossy(&listed.stdout).to_string();
-    for file in ["package/dist/index.js", "package/dist/index.d.ts", "package/package.json"] {
+    for file in [
+        "package/dist/index.js",
+        "package/dist/index.d.ts",
+        "package/package.json",
+    ] {
         assert!(listed.lines().any(|l| l == file), "{file} in {listed}");
     }
-    assert_eq!(tarball_json(&dist.runtime_npm, "package.json")["type"], "module");
+    assert_eq!(
+        tarball_json(&dist.runtime_npm, "package.json")["type"],
+        "module"
+    );
     let wheel = Command::new(crate::util::dist::interpreter())
-        .args(["-c", "import sys, zipfile; print('\\n'.join(zipfile.ZipFile(sys.argv[1]).namelist()))"])
+        .args([
+            "-c",
+            "import sys, zipfile; print('\\n'.join(zipfile.ZipFile(sys.argv[1]).namelist()))",
+        ])
         .arg(&dist.runtime_wheel)
         .output_within(RUN_LIMIT);
     let wheel = String::from_utf8_lossy(&wheel.stdout).to_string();
     assert!(wheel.lines().any(|l| l == "holon_kit/py.typed"), "{wheel}");
     // And their sources: the version the Python package says of itself too.
-    let init = std::fs::read_to_string(root().join("runtime/python/src/holon_kit/__init__.py"))
-        .unwrap();
+    let init =
+        std::fs::read_to_string(root().join("runtime/python/src/holon_kit/__init__.py")).unwrap();
     assert!(
         init.contains(&format!("__version__ = \"{VERSION}\"")),
         "{init}"
