@@ -1,5 +1,5 @@
 """Generated from holon.yaml by `uv run holon-test types`: the types of its `interface`,
-for the agent function and its adapter. Do not edit: run it again when
+for the agent function. Do not edit: run it again when
 holon.yaml changes (a test run says when this file is out of date)."""
 
 

@@ -57,7 +57,7 @@ pub fn render(interface: &Interface, runtime: bool) -> String {
         imported.push_str("\n\nfrom holon_kit import Ctx as RuntimeCtx");
     }
     let mut blocks = vec![
-        format!("\"\"\"{}\"\"\"", header("uv run holon-test")),
+        format!("\"\"\"{}\"\"\"", header("uv run holon-test", runtime)),
         imported,
     ];
     blocks.extend(writer.blocks.iter().map(|b| b.trim().to_string()));

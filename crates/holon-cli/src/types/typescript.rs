@@ -14,7 +14,7 @@ pub const FILE: &str = "holon.types.ts";
 /// The text of `holon.types.ts`; `runtime`, for an agent on the `holon-kit` package.
 pub fn render(interface: &Interface, runtime: bool) -> String {
     let mut out = String::new();
-    for line in header("npx holon-test").lines() {
+    for line in header("npx holon-test", runtime).lines() {
         let _ = writeln!(out, "// {line}");
     }
     if runtime {
