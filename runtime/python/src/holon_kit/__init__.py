@@ -5,6 +5,6 @@ __version__ = "0.2.0"
 
 from ._ctx import Ctx, Failure  # noqa: E402
 from ._files import DownloadError  # noqa: E402
-from ._serve import serve  # noqa: E402
+from ._entry import serve  # noqa: E402
 
 __all__ = ["Ctx", "DownloadError", "Failure", "__version__", "serve"]

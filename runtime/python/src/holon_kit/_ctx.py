@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Generic, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import Any, Generic, TypeVar
 
 from ._files import Files
 
@@ -34,3 +35,7 @@ class Ctx(Generic[Code]):
         """The bytes of a `holon://files/NAME` handle of the input, their size and SHA-256
         checked; a `DownloadError` (its `kind` says why) otherwise."""
         return await self._files.download(handle)
+
+
+Run = Callable[[Any, Ctx[Any]], Awaitable[Any]]
+"""The agent function: `async def run(input, ctx)`."""

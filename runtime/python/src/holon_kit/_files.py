@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-import httpx2
-
 HANDLE_PREFIX = "holon://files/"
 META_KEY = "holon/files"
 
@@ -120,6 +118,9 @@ async def fetch(handle: str, link: FileLink) -> bytes:
     if not link.url.startswith(("http://", "https://")):
         scheme = link.url.split(":", 1)[0]
         raise DownloadError("unreachable", handle, f"cannot fetch `{handle}`: `{scheme}` links are not fetched")
+    # The SDK's HTTP client, imported by the first download: the function mode never needs it.
+    import httpx2
+
     limit = link.size + 1
     chunks: list[bytes] = []
     held = 0

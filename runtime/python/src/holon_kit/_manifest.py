@@ -139,6 +139,16 @@ def identity(document: Any) -> dict[str, str]:
     return announced
 
 
+def read(path: Path) -> Any:
+    """The document of the manifest at `path`; the process ends, saying why, when it cannot be
+    read."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        sys.exit(f"error: cannot read the manifest `{path}`: {e.strerror or e}")
+    return parse(text)
+
+
 def locate(beside: Path | None) -> Path:
     """The manifest to serve: `HOLON_MANIFEST`, else `holon.yaml` beside the agent's file."""
     named = os.environ.get("HOLON_MANIFEST")

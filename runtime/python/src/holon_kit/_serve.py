@@ -1,6 +1,5 @@
-"""`serve(run)`: the agent function as an MCP server of one tool, on the official SDK (`mcp`
-2.x), as the gateway reads it; or, started with `--function`, its function mode for
-`holon-test`.
+"""The agent function as an MCP server of one tool, on the official SDK (`mcp`
+2.x), as the gateway reads it (`serve(run)` without `--function`).
 
 - One tool, `runtime.tool` of holon.yaml, with `interface.input` as its input schema and, as its
   output schema, `interface.output` or the error envelope (strict clients validate
@@ -22,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import socket
 import sys
 from collections.abc import Awaitable, Callable, Mapping
@@ -37,23 +35,16 @@ from mcp.shared.exceptions import MCPError
 from starlette.datastructures import Headers
 from starlette.responses import Response
 
-from . import _function, _manifest
-from ._ctx import Ctx, Failure
+from . import _manifest
+from ._ctx import Ctx, Failure, Run
 from ._files import META_KEY as FILES_META_KEY
 from ._files import Files, links_from_meta
-
-Run = Callable[[Any, Ctx[Any]], Awaitable[Any]]
-
 
 class Agent:
     """The manifest a server runs on, and one call of `run` ended as the gateway reads it."""
 
     def __init__(self, run: Run, path: Path):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as e:
-            sys.exit(f"error: cannot read the manifest `{path}`: {e.strerror or e}")
-        document = _manifest.parse(text)
+        document = _manifest.read(path)
         self.run = run
         self.document = document
         self.identity = _manifest.identity(document)
@@ -163,11 +154,9 @@ def _origin_checked(app: Any, security: TransportSecuritySettings) -> Any:
     return checked
 
 
-def _from_env(name: str, default: str) -> str:
-    return os.environ.get(name) or default
-
-
-def _mcp(agent: Agent, host: str, port: int) -> None:
+def mcp_server(run: Run, path: Path, host: str, port: int) -> None:
+    """The MCP server of `run` on `host:port`, for the manifest at `path`."""
+    agent = Agent(run, path)
     server = _server(agent)
     loopback = host in ("127.0.0.1", "localhost", "::1")
     names = ("127.0.0.1", "localhost", "[::1]")
@@ -205,27 +194,3 @@ def _mcp(agent: Agent, host: str, port: int) -> None:
     print(f"{agent.name} {agent.version}: listening on http://{shown}:{port}/mcp", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=int(agent.timeout_s) + 5)
     uvicorn.Server(config).run(sockets=[listener])
-
-
-def serve(run: Run, *, manifest: str | os.PathLike[str] | None = None) -> None:
-    """Serves `run` as the agent's MCP server, on `HOST` and `PORT`; with `--function` on the
-    command line, as the function mode `holon-test` calls it through. The manifest is
-    `HOLON_MANIFEST`, else `manifest`, else `holon.yaml` beside the file that defines `run`."""
-    if os.environ.get("HOLON_MANIFEST"):
-        path = Path(os.environ["HOLON_MANIFEST"])
-    elif manifest is not None:
-        path = Path(manifest)
-    else:
-        module = sys.modules.get(getattr(run, "__module__", ""), None)
-        file = getattr(module, "__file__", None)
-        path = _manifest.locate(Path(file).resolve().parent if file else None)
-    agent = Agent(run, path)
-    host = _from_env("HOST", "127.0.0.1")
-    try:
-        port = int(_from_env("PORT", "8080"))
-    except ValueError:
-        sys.exit(f"error: `PORT` is not a port number: {os.environ.get('PORT')!r}")
-    if "--function" in sys.argv[1:]:
-        asyncio.run(_function.serve(agent.name, agent.version, run, agent.max_input_bytes, host, port))
-    else:
-        _mcp(agent, host, port)
