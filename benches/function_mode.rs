@@ -4,7 +4,8 @@
 //! protocol era, `-- function::` against `-- mcp::`, each run timed from spawn to exit (the
 //! process of the pass started inside it: the adapter's function mode, or its MCP server).
 //! The goal: the function pass at most 1.5 times the MCP pass. Node 22 from
-//! tests/interop/eras, the SDKs from tests/interop (`bash .ci/setup-interop` first).
+//! tests/interop/eras, the SDKs from tests/interop (`bash .ci/setup-interop` first), the
+//! runtime packages from the files `bash .ci/dist` built.
 //!
 //! `cargo bench -p holon-kit --bench function_mode [-- RUNS [EXAMPLES]]` (default 7 runs each,
 //! alternating, after one warm-up run of each).
@@ -82,12 +83,9 @@ fn template(home: &Path, lang: &str, extra: usize) -> PathBuf {
         String::from_utf8_lossy(&new.stderr)
     );
     let agent = home.join("agent");
+    install_runtime(home);
     if lang == "typescript" {
-        std::os::unix::fs::symlink(
-            root().join("tests/interop/typescript/node_modules"),
-            agent.join("node_modules"),
-        )
-        .unwrap();
+        std::os::unix::fs::symlink(home.join("node_modules"), agent.join("node_modules")).unwrap();
     }
     std::fs::create_dir(home.join("bin")).unwrap();
     std::os::unix::fs::symlink(node22(), home.join("bin/node")).unwrap();
@@ -102,6 +100,53 @@ fn template(home: &Path, lang: &str, extra: usize) -> PathBuf {
     let manifest = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, manifest.replacen("examples:\n", &more, 1)).unwrap();
     agent
+}
+
+/// The runtime packages of target/dist in `home`: `node_modules` (the package beside the
+/// templates' dependencies, linked) and `python` (the wheel's module).
+fn install_runtime(home: &Path) {
+    let dist = root().join("target/dist");
+    let find = |prefix: &str, suffix: &str| -> PathBuf {
+        std::fs::read_dir(&dist)
+            .expect("target/dist: run `bash .ci/dist` first")
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                let name = p.file_name().unwrap().to_str().unwrap();
+                // `holon-kit-VERSION.tgz`, not `holon-kit-holon-test-PLATFORM-VERSION.tgz`.
+                (name.strip_prefix(prefix))
+                    .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+                    && name.ends_with(suffix)
+            })
+            .expect("the runtime packages: run `bash .ci/dist` first")
+    };
+    let modules = home.join("node_modules");
+    std::fs::create_dir_all(modules.join("holon-kit")).unwrap();
+    let interop = root().join("tests/interop/typescript/node_modules");
+    for entry in std::fs::read_dir(interop).unwrap().flatten() {
+        std::os::unix::fs::symlink(entry.path(), modules.join(entry.file_name())).unwrap();
+    }
+    let untar = Command::new("tar")
+        .arg("-xzf")
+        .arg(find("holon-kit-", ".tgz"))
+        .arg("-C")
+        .arg(modules.join("holon-kit"))
+        .arg("--strip-components=1")
+        .status()
+        .unwrap();
+    assert!(untar.success());
+    let pip = Command::new("python3")
+        .args(["-m", "pip", "install", "--quiet", "--no-deps", "--no-index"])
+        .args([
+            "--disable-pip-version-check",
+            "--root-user-action=ignore",
+            "--target",
+        ])
+        .arg(home.join("python"))
+        .arg(find("holon_kit-", ".whl"))
+        .status()
+        .unwrap();
+    assert!(pip.success());
 }
 
 /// One run of the pass whose trials begin with `filter`; every trial must pass.
@@ -122,7 +167,11 @@ fn timed(home: &Path, agent: &Path, filter: &str, extra: usize) -> Duration {
         ])
         .current_dir(agent)
         .env("PATH", path)
-        .env("PYTHONPATH", root().join("target/interop/python"))
+        .env(
+            "PYTHONPATH",
+            std::env::join_paths([home.join("python"), root().join("target/interop/python")])
+                .unwrap(),
+        )
         .env("NO_COLOR", "1")
         .env_remove("HOLON_EXPLORE_CASES")
         .output()

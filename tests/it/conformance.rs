@@ -113,6 +113,74 @@ async fn the_runtime_passes_the_official_suite_but_where_the_expected_failures_s
     }
 }
 
+/// The scenarios of [`SERVER_SCENARIOS`] against `url`, each with the expected failures the
+/// runtime has: every other check passes.
+async fn passes_the_server_scenarios(url: &str, who: &str) {
+    let expected = root().join("tests/interop/eras/expected-failures.yaml");
+    let runs: Vec<_> = SERVER_SCENARIOS
+        .iter()
+        .map(|scenario| {
+            let url = url.to_string();
+            let expected = expected.clone();
+            tokio::task::spawn_blocking(move || {
+                let out = conformance(&[
+                    "server",
+                    "--url",
+                    &url,
+                    "--scenario",
+                    scenario,
+                    "--expected-failures",
+                    expected.to_str().unwrap(),
+                ])
+                .output_within(SCENARIO_LIMIT);
+                (scenario, out)
+            })
+        })
+        .collect();
+    for run in runs {
+        let (scenario, out) = run.await.unwrap();
+        assert_eq!(
+            code(&out),
+            0,
+            "{who}: scenario `{scenario}`:\n{}",
+            text(&out)
+        );
+        assert!(
+            text(&out).contains("Baseline check passed: all failures are expected"),
+            "{who}: scenario `{scenario}`:\n{}",
+            text(&out)
+        );
+    }
+}
+
+/// The runtime packages, on the template `new --lang` writes (word-stats' contract), installed
+/// from the built files: the scenarios the Rust runtime passes, with its expected failures.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runtime_packages_pass_the_scenarios_the_rust_runtime_passes() {
+    let packages = crate::util::runtime_packages::installed();
+    let site = crate::util::runtime_packages::pythonpath(&packages);
+    let home = tempfile::tempdir().unwrap();
+    for lang in ["typescript", "python"] {
+        let new = Command::new(crate::util::PLAIN_BIN)
+            .current_dir(home.path())
+            .args(["new", lang, "--lang", lang])
+            .output_within(crate::util::RUN_LIMIT);
+        assert_eq!(code(&new), 0, "{}", text(&new));
+        let agent = home.path().join(lang);
+        let node = crate::util::paths::node22();
+        let (program, file) = match lang {
+            "typescript" => {
+                crate::util::runtime_packages::link_node_modules(&packages, &agent);
+                (node.to_str().unwrap(), "agent.ts")
+            }
+            _ => ("python3", "agent.py"),
+        };
+        let envs = [("PYTHONPATH", site.as_os_str())];
+        let (_server, port) = crate::scaffold::start_server(&agent, program, &[file], &envs);
+        passes_the_server_scenarios(&format!("http://127.0.0.1:{port}/mcp"), lang).await;
+    }
+}
+
 #[test]
 fn the_harness_meets_a_2026_07_28_client_s_obligations_on_every_request() {
     // The scenario's server answers the first request with -32022 (the client must retry with a

@@ -155,12 +155,49 @@ fn one_version_everywhere_and_a_package_at_another_fails() {
         }
     }
 
-    // The built packages.
+    // The built packages, the runtime's among them.
     let dist = dist();
     let npm = [dist.launcher.as_path(), dist.platform.as_path()];
     assert_eq!(
         version_mismatches(&dist.wheel, &npm, VERSION),
         Vec::<String>::new()
+    );
+    assert_eq!(
+        version_mismatches(&dist.runtime_wheel, &[dist.runtime_npm.as_path()], VERSION),
+        Vec::<String>::new()
+    );
+    // ESM with its types; typed Python (`py.typed`).
+    let listed = Command::new("tar")
+        .arg("-tzf")
+        .arg(&dist.runtime_npm)
+        .output_within(RUN_LIMIT);
+    let listed = String::from_utf8_lossy(&listed.stdout).to_string();
+    for file in [
+        "package/dist/index.js",
+        "package/dist/index.d.ts",
+        "package/package.json",
+    ] {
+        assert!(listed.lines().any(|l| l == file), "{file} in {listed}");
+    }
+    assert_eq!(
+        tarball_json(&dist.runtime_npm, "package.json")["type"],
+        "module"
+    );
+    let wheel = Command::new(crate::util::dist::interpreter())
+        .args([
+            "-c",
+            "import sys, zipfile; print('\\n'.join(zipfile.ZipFile(sys.argv[1]).namelist()))",
+        ])
+        .arg(&dist.runtime_wheel)
+        .output_within(RUN_LIMIT);
+    let wheel = String::from_utf8_lossy(&wheel.stdout).to_string();
+    assert!(wheel.lines().any(|l| l == "holon_kit/py.typed"), "{wheel}");
+    // And their sources: the version the Python package says of itself too.
+    let init =
+        std::fs::read_to_string(root().join("runtime/python/src/holon_kit/__init__.py")).unwrap();
+    assert!(
+        init.contains(&format!("__version__ = \"{VERSION}\"")),
+        "{init}"
     );
 
     // The same check on a wheel and an npm package at another version names both.
@@ -309,11 +346,13 @@ fn installed_from_the_built_files_alone_it_tests_python_and_typescript_servers_w
         );
     }
 
-    // A server on the official Python SDK (the template's, with the pinned SDK).
+    // A server on the runtime package, from its built wheel (the template's, with the pinned
+    // SDK).
     let agents = home.join("agents");
     std::fs::create_dir(&agents).unwrap();
     let python = new_agent(&from_wheel, &machine, &agents, "py-agent", "python");
-    let site = root().join("target/interop/python");
+    let packages = crate::util::runtime_packages::installed();
+    let site = crate::util::runtime_packages::pythonpath(&packages);
     let run_python = || {
         machine
             .command(&from_wheel)
@@ -322,7 +361,7 @@ fn installed_from_the_built_files_alone_it_tests_python_and_typescript_servers_w
                 "--manifest",
                 "holon.yaml",
                 "--server-cmd",
-                "python3 holon.py",
+                "python3 agent.py",
             ])
             .env("PYTHONPATH", &site)
             .output_within(LIMIT)
@@ -331,16 +370,11 @@ fn installed_from_the_built_files_alone_it_tests_python_and_typescript_servers_w
     drift(&python);
     assert_drift_named(&run_python(), false);
 
-    // A server on the official TypeScript SDK (the template's, its types checked with the pinned
-    // SDK and compiler, run by Node 22 as it is).
+    // A server on the runtime package, from its built tarball (the template's, its types checked
+    // with the pinned SDK and compiler, run by Node 22 as it is).
     let typescript = new_agent(&from_npm, &machine, &agents, "ts-agent", "typescript");
-    let modules = root().join("tests/interop/typescript/node_modules");
-    assert!(
-        modules.is_dir(),
-        "no `{}`: run `bash .ci/setup-interop`",
-        modules.display()
-    );
-    std::os::unix::fs::symlink(&modules, typescript.join("node_modules")).unwrap();
+    crate::util::runtime_packages::link_node_modules(&packages, &typescript);
+    let modules = typescript.join("node_modules");
     let build = machine
         .command(modules.join(".bin/tsc"))
         .current_dir(&typescript)
@@ -350,7 +384,7 @@ fn installed_from_the_built_files_alone_it_tests_python_and_typescript_servers_w
         machine
             .command(&from_npm)
             .current_dir(&typescript)
-            .args(["--manifest", "holon.yaml", "--server-cmd", "node holon.ts"])
+            .args(["--manifest", "holon.yaml", "--server-cmd", "node agent.ts"])
             .output_within(LIMIT)
     };
     assert_passed(&run_typescript(), false);
@@ -598,8 +632,9 @@ fn outside_a_cargo_package_holon_test_runs_the_server_its_config_names_or_says_w
         "py-agent",
         "python",
     );
-    let site = root().join("target/interop/python");
-    // `holon-test` alone: `[server] command = "python holon.py"`, in the agent's folder.
+    let site =
+        crate::util::runtime_packages::pythonpath(&crate::util::runtime_packages::installed());
+    // `holon-test` alone: `[server] command = "python agent.py"`, in the agent's folder.
     let run = machine
         .command(PLAIN_BIN)
         .current_dir(&agent)
@@ -623,7 +658,7 @@ fn outside_a_cargo_package_holon_test_runs_the_server_its_config_names_or_says_w
     let config = agent.join("holon-test.toml");
     std::fs::write(
         &config,
-        "[server]\ncommand = \"python holon.py\"\ncomand = \"x\"\n",
+        "[server]\ncommand = \"python agent.py\"\ncomand = \"x\"\n",
     )
     .unwrap();
     let refused = machine

@@ -8,10 +8,11 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::util::runtime_packages::{installed, link_node_modules, pythonpath};
 use crate::util::{OutputWithin, PLAIN_BIN, RUN_LIMIT, root, text};
 
-/// The template of `lang` from `new`, ready to run offline: its packages from the interop
-/// folders, Node 22 first on the PATH.
+/// The template of `lang` from `new`, ready to run offline: the runtime package from the built
+/// files, the rest from the interop folders, Node 22 first on the PATH.
 fn template(lang: &str) -> (tempfile::TempDir, PathBuf) {
     let home = tempfile::tempdir().expect("a folder");
     let new = Command::new(PLAIN_BIN)
@@ -21,9 +22,7 @@ fn template(lang: &str) -> (tempfile::TempDir, PathBuf) {
     assert!(new.status.success(), "{}", text(&new));
     let agent = home.path().join("agent");
     if lang == "typescript" {
-        let modules = root().join("tests/interop/typescript/node_modules");
-        assert!(modules.is_dir(), "run `.ci/setup-interop` first");
-        std::os::unix::fs::symlink(modules, agent.join("node_modules")).expect("a link");
+        link_node_modules(&installed(), &agent);
     }
     let bin = home.path().join("bin");
     std::fs::create_dir(&bin).expect("a folder");
@@ -47,7 +46,7 @@ fn run_with(home: &Path, agent: &Path, args: &[&str]) -> Output {
         .args(args)
         .current_dir(agent)
         .env("PATH", path)
-        .env("PYTHONPATH", root().join("target/interop/python"))
+        .env("PYTHONPATH", pythonpath(&installed()))
         .env("NO_COLOR", "1")
         .env_remove("HOLON_PROTOCOL")
         .env_remove("HOLON_EXPLORE_CASES")
@@ -57,8 +56,8 @@ fn run_with(home: &Path, agent: &Path, args: &[&str]) -> Output {
 /// The template's function mode, as its `holon-test.toml` names it.
 fn command(lang: &str) -> &'static str {
     match lang {
-        "typescript" => "node holon.ts --function",
-        _ => "python holon.py --function",
+        "typescript" => "node agent.ts --function",
+        _ => "python agent.py --function",
     }
 }
 
@@ -225,7 +224,7 @@ fn call_function_goes_through_the_function_mode_holon_test_toml_names() {
                 .args(flags)
                 .current_dir(&agent)
                 .env("PATH", &path)
-                .env("PYTHONPATH", root().join("target/interop/python"))
+                .env("PYTHONPATH", pythonpath(&installed()))
                 .env("NO_COLOR", "1")
                 .output_within(RUN_LIMIT)
         };
@@ -357,7 +356,7 @@ fn explore_blames_only_the_input_that_blocks_a_python_function() {
             .args(args)
             .current_dir(&agent)
             .env("PATH", &bin)
-            .env("PYTHONPATH", root().join("target/interop/python"))
+            .env("PYTHONPATH", pythonpath(&installed()))
             .env("NO_COLOR", "1")
             .env_remove("HOLON_PROTOCOL")
             .env_remove("HOLON_EXPLORE_CASES")
@@ -414,4 +413,173 @@ fn an_old_node_is_named_with_the_version_the_template_needs() {
     let call = failure(&printed, "function::a sentence");
     assert!(call.contains(said), "{call}");
     assert!(!printed.contains("agent_crashed"), "{printed}");
+
+/// An agent scaffolded before the runtime packages: `agent.ts` or `agent.py` with today's
+/// template's `run`, beside the adapter of its own that `new` wrote then (a copy in
+/// tests/fixtures/adapters, with that template's `holon-test.toml` and package file), its types
+/// written by `types` for an agent without the package.
+fn old_agent(lang: &str) -> (tempfile::TempDir, PathBuf) {
+    let (home, agent) = template(lang);
+    let fixtures = root().join("tests/fixtures/adapters").join(lang);
+    for entry in std::fs::read_dir(&fixtures)
+        .expect("the adapter's files")
+        .flatten()
+    {
+        let text = std::fs::read_to_string(entry.path()).expect("a fixture");
+        let text = text
+            .replace("{{name}}", "agent")
+            .replace("{{description}}", "An agent.")
+            .replace("{{kit_version}}", env!("CARGO_PKG_VERSION"));
+        std::fs::write(agent.join(entry.file_name()), text).expect("write");
+    }
+    let (file, import) = match lang {
+        "typescript" => ("agent.ts", "import { serve } from 'holon-kit';\n\n"),
+        _ => ("agent.py", "from holon_kit import serve\n\n"),
+    };
+    let source = std::fs::read_to_string(agent.join(file)).expect("the agent");
+    let serve = match lang {
+        "typescript" => "\nserve(run);\n",
+        _ => "\n\nif __name__ == \"__main__\":\n    serve(run)\n",
+    };
+    assert!(
+        source.contains(import) && source.ends_with(serve),
+        "{source}"
+    );
+    let old = source.replacen(import, "", 1);
+    std::fs::write(agent.join(file), &old[..old.len() - serve.len()]).expect("write");
+    if lang == "typescript" {
+        // The SDK the adapter imports, with no runtime package.
+        std::fs::remove_file(agent.join("node_modules")).expect("the link");
+        std::os::unix::fs::symlink(
+            root().join("tests/interop/typescript/node_modules"),
+            agent.join("node_modules"),
+        )
+        .expect("a link");
+    }
+    let types = Command::new(PLAIN_BIN)
+        .arg("types")
+        .current_dir(&agent)
+        .output_within(RUN_LIMIT);
+    assert!(types.status.success(), "{}", text(&types));
+    (home, agent)
+}
+
+#[test]
+fn an_agent_with_an_adapter_of_its_own_still_passes_and_the_run_says_once_how_to_move() {
+    for lang in ["typescript", "python"] {
+        let (home, agent) = old_agent(lang);
+        let types = std::fs::read_to_string(agent.join(match lang {
+            "typescript" => "holon.types.ts",
+            _ => "holon_types.py",
+        }))
+        .expect("the types");
+        assert!(
+            !types.contains("holon-kit") && !types.contains("holon_kit"),
+            "{types}"
+        );
+        let out = run(home.path(), &agent);
+        let printed = text(&out);
+        assert!(out.status.success(), "{lang}: {printed}");
+        let ended = outcomes(&out);
+        assert!(
+            ended.contains_key("function::a sentence") && ended.values().all(|ok| *ok),
+            "{lang}: {printed}"
+        );
+        let (adapter, registry, file) = match lang {
+            "typescript" => ("node holon.ts --function", "npm", "package.json"),
+            _ => ("python holon.py --function", "PyPI", "pyproject.toml"),
+        };
+        let note = format!(
+            "note: the function mode `{adapter}` is an adapter of this agent's own; the kit's runtime package, `holon-kit` on {registry} at {}, serves `run` and its function mode for you, with `ctx.download`: add it to {file}",
+            env!("CARGO_PKG_VERSION")
+        );
+        assert_eq!(printed.matches(&note).count(), 1, "{lang}: {printed}");
+        assert!(
+            printed.contains("(the guide's \"Moving to the runtime package\" says how)"),
+            "{printed}"
+        );
+    }
+}
+
+#[test]
+fn a_runtime_package_of_another_version_than_the_binary_is_said_in_one_line() {
+    let packages = installed();
+    for lang in ["typescript", "python"] {
+        let (home, agent) = template(lang);
+        // The package as another release of it would be: its version is all that differs.
+        let copy = home.path().join("packages");
+        let (path, env) = match lang {
+            "typescript" => {
+                let modules = copy.join("node_modules");
+                std::fs::create_dir_all(&modules).expect("a folder");
+                for entry in std::fs::read_dir(&packages.node_modules)
+                    .expect("the packages")
+                    .flatten()
+                {
+                    if entry.file_name() != "holon-kit" {
+                        let to = std::fs::read_link(entry.path()).expect("a link");
+                        std::os::unix::fs::symlink(to, modules.join(entry.file_name()))
+                            .expect("a link");
+                    }
+                }
+                let package = modules.join("holon-kit");
+                let copied = Command::new("cp")
+                    .arg("-R")
+                    .arg(packages.node_modules.join("holon-kit"))
+                    .arg(&package)
+                    .output_within(RUN_LIMIT);
+                assert!(copied.status.success(), "{}", text(&copied));
+                std::fs::remove_file(agent.join("node_modules")).expect("the link");
+                std::os::unix::fs::symlink(&modules, agent.join("node_modules")).expect("a link");
+                (package.join("package.json"), None)
+            }
+            _ => {
+                let copied = Command::new("cp")
+                    .arg("-R")
+                    .arg(&packages.python)
+                    .arg(&copy)
+                    .output_within(RUN_LIMIT);
+                assert!(copied.status.success(), "{}", text(&copied));
+                (copy.join("holon_kit/__init__.py"), Some(copy.clone()))
+            }
+        };
+        let said = std::fs::read_to_string(&path).expect("the version's file");
+        let version = env!("CARGO_PKG_VERSION");
+        assert!(said.contains(&format!("\"{version}\"")), "{said}");
+        std::fs::write(
+            &path,
+            said.replacen(&format!("\"{version}\""), "\"0.1.9\"", 1),
+        )
+        .expect("write");
+        let mut command = Command::new(PLAIN_BIN);
+        command
+            .args(["--explore-cases", "0", "--", "function::"])
+            .current_dir(&agent)
+            .env("PATH", path_with_node(home.path()))
+            .env("NO_COLOR", "1");
+        if let Some(python) = env {
+            command.env(
+                "PYTHONPATH",
+                std::env::join_paths([python, root().join("target/interop/python")])
+                    .expect("a PYTHONPATH"),
+            );
+        }
+        let out = command.output_within(RUN_LIMIT);
+        let printed = text(&out);
+        assert!(out.status.success(), "{lang}: {printed}");
+        let note = format!(
+            "note: the agent runs on holon-kit 0.1.9 and this holon-test is {version}: pin `holon-kit` at {version} in"
+        );
+        assert_eq!(printed.matches(&note).count(), 1, "{lang}: {printed}");
+    }
+}
+
+/// This process's PATH with Node 22 first.
+fn path_with_node(home: &Path) -> std::ffi::OsString {
+    std::env::join_paths(
+        std::iter::once(home.join("bin")).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .expect("a PATH")
 }

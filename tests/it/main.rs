@@ -36,6 +36,7 @@ mod reference;
 mod remote;
 mod report;
 mod runtime;
+mod runtime_packages;
 mod scaffold;
 mod settings_file;
 mod supervision;

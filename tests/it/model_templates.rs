@@ -83,7 +83,11 @@ fn the_typescript_model_template_is_green_offline_and_says_a_changed_prompt_once
     use crate::util::dist::{Machine, dist};
     let dist = dist();
     let machine = Machine::new();
-    let registry = crate::util::registry::Registry::start(&[&dist.launcher, &dist.platform]);
+    let registry = crate::util::registry::Registry::start(&[
+        &dist.launcher,
+        &dist.platform,
+        &dist.runtime_npm,
+    ]);
     let npm = |program: &str, dir: &Path| {
         let mut c: Command = machine.command(program);
         c.current_dir(dir).env("npm_config_registry", &registry.url);

@@ -403,14 +403,16 @@ fn pins(
 
 #[test]
 fn the_typescript_and_python_templates_pin_what_their_offline_tests_install() {
-    // The TypeScript template's dependencies are the interop folder's, version for version:
-    // the registry test installs the first, the offline test the second.
+    // The TypeScript runtime package's dependencies are the interop folder's, version for
+    // version (its build and the offline tests install the second, an author the first); the
+    // templates depend on the package at the kit's version, and the model one on `openai` too.
     let read = |path: &str| -> serde_json::Value {
         serde_json::from_str(&std::fs::read_to_string(crate::util::root().join(path)).unwrap())
             .unwrap()
     };
     let template = read("crates/holon-cli/templates/typescript-model/package.json");
     let plain = read("crates/holon-cli/templates/typescript/package.json");
+    let runtime = read("runtime/typescript/package.json");
     let interop = read("tests/interop/typescript/package.json");
     let of = |doc: &serde_json::Value, field: &str| {
         pins(
@@ -422,61 +424,79 @@ fn the_typescript_and_python_templates_pin_what_their_offline_tests_install() {
                 .map(|(n, v)| (n.clone(), v.as_str().unwrap().to_string())),
         )
     };
-    // The model template's are the interop folder's; the plain one's are the same but `openai`.
-    for field in ["dependencies", "devDependencies"] {
-        assert_eq!(of(&template, field), of(&interop, field), "{field}");
-        let mut model = of(&template, field);
-        model.remove("openai");
-        assert_eq!(of(&plain, field), model, "{field}");
-    }
-    assert_eq!(template["devDependencies"]["holon-test"], "{{kit_version}}");
-    assert!(
-        template["dependencies"]["@modelcontextprotocol/server"]
-            .as_str()
-            .unwrap()
-            .starts_with("2.")
+    let mut sdk = of(&interop, "dependencies");
+    let openai = sdk.remove("openai").unwrap();
+    assert_eq!(of(&runtime, "dependencies"), sdk);
+    assert!(sdk["@modelcontextprotocol/server"].starts_with("2."));
+    assert_eq!(
+        of(&plain, "dependencies"),
+        pins([("holon-kit".to_string(), "{{kit_version}}".to_string())])
     );
+    assert_eq!(
+        of(&template, "dependencies"),
+        pins([
+            ("holon-kit".to_string(), "{{kit_version}}".to_string()),
+            ("openai".to_string(), openai)
+        ])
+    );
+    for doc in [&template, &plain, &runtime] {
+        assert_eq!(of(doc, "devDependencies"), of(&interop, "devDependencies"));
+    }
+    for doc in [&template, &plain] {
+        assert_eq!(doc["devDependencies"]["holon-test"], "{{kit_version}}");
+    }
 
-    // The Python template's dependencies are pinned in tests/interop/python/requirements.txt.
-    let pyproject = std::fs::read_to_string(
-        crate::util::root().join("crates/holon-cli/templates/python/pyproject.toml"),
-    )
-    .unwrap();
-    let model = std::fs::read_to_string(
-        crate::util::root().join("crates/holon-cli/templates/python-model/pyproject.toml"),
-    )
-    .unwrap();
+    // The Python runtime package's dependencies are pinned in
+    // tests/interop/python/requirements.txt; the templates depend on the package.
+    let read_text = |path: &str| std::fs::read_to_string(crate::util::root().join(path)).unwrap();
+    let pyproject = read_text("crates/holon-cli/templates/python/pyproject.toml");
+    let model = read_text("crates/holon-cli/templates/python-model/pyproject.toml");
     // The model template's: the plain one's and `openai`, at the version the tests install.
     assert_eq!(
         model.replacen("    \"openai==3.57.0\",\n", "", 1),
         pyproject,
         "{model}"
     );
-    let requirements =
-        std::fs::read_to_string(crate::util::root().join("tests/interop/python/requirements.txt"))
-            .unwrap();
+    let requirements = read_text("tests/interop/python/requirements.txt");
     let pinned = pins(requirements.lines().filter_map(|l| {
         l.split_once("==")
             .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
     }));
-    let named: Vec<&str> = pyproject
-        .lines()
-        .map(str::trim)
-        .filter_map(|l| l.strip_prefix('"').and_then(|l| l.strip_suffix("\",")))
-        .collect();
-    // Every module the adapter imports (uvicorn too), then the dev group: the kit and mypy.
+    let named = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(str::trim)
+            .filter_map(|l| l.strip_prefix('"').and_then(|l| l.strip_suffix("\",")))
+            .map(str::to_string)
+            .collect()
+    };
+    // The package, then the dev group: the kit and mypy.
     assert_eq!(
-        named,
+        named(&pyproject),
         [
-            "mcp==2.3.0",
-            "pyyaml==6.0.3",
-            "uvicorn==0.54.0",
+            "holon-kit=={{kit_version}}",
             "holon-test=={{kit_version}}",
             "mypy==2.4.1"
         ],
         "{pyproject}"
     );
-    for requirement in named.iter().filter(|r| !r.starts_with("holon-test")) {
+    let package = named(&read_text("runtime/python/pyproject.toml"));
+    assert_eq!(
+        package,
+        [
+            "httpx2==2.16.2",
+            "mcp==2.3.0",
+            "pyyaml==6.0.3",
+            "uvicorn==0.54.0"
+        ]
+    );
+    for requirement in package
+        .iter()
+        .chain(named(&model).iter())
+        .chain(named(&pyproject).iter())
+    {
+        if requirement.contains("{{kit_version}}") {
+            continue;
+        }
         let (name, version) = requirement.split_once("==").unwrap();
         assert_eq!(
             pinned.get(name).map(String::as_str),
@@ -681,7 +701,11 @@ fn the_typescript_quick_start_works_as_written_with_no_rust_and_names_a_drifted_
     let machine = Machine::new();
     // `holon-test` as npm will serve it once published, from the built files; the SDK and
     // everything else from the public registry.
-    let registry = crate::util::registry::Registry::start(&[&dist.launcher, &dist.platform]);
+    let registry = crate::util::registry::Registry::start(&[
+        &dist.launcher,
+        &dist.platform,
+        &dist.runtime_npm,
+    ]);
     let npm = |program: &str, dir: &Path| {
         let mut c = machine.command(program);
         c.current_dir(dir).env("npm_config_registry", &registry.url);
@@ -806,7 +830,11 @@ fn the_python_quick_start_works_as_written_with_no_rust_and_names_a_drifted_exam
 
 /// One HTTP POST to `/mcp` on loopback, its connection closed after: the status and the
 /// JSON-RPC message of the body (a JSON body, or the last `data:` of an event stream).
-fn post(port: u16, headers: &[(&str, &str)], body: &serde_json::Value) -> (u16, serde_json::Value) {
+pub(crate) fn post(
+    port: u16,
+    headers: &[(&str, &str)],
+    body: &serde_json::Value,
+) -> (u16, serde_json::Value) {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
     stream
@@ -875,7 +903,7 @@ fn dechunk(mut body: &[u8]) -> Vec<u8> {
     out
 }
 
-const ERA_2025: [(&str, &str); 1] = [("mcp-protocol-version", "2025-11-25")];
+pub(crate) const ERA_2025: [(&str, &str); 1] = [("mcp-protocol-version", "2025-11-25")];
 
 fn call(name: &str, text: &str) -> serde_json::Value {
     serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
@@ -883,7 +911,7 @@ fn call(name: &str, text: &str) -> serde_json::Value {
 }
 
 /// A template's server, started on a free port; stopped when dropped.
-fn start_server(
+pub(crate) fn start_server(
     agent: &Path,
     program: &str,
     args: &[&str],
@@ -907,14 +935,10 @@ fn start_server(
 }
 
 #[test]
-fn the_typescript_and_python_adapters_keep_the_runtimes_wire_contract_in_both_eras() {
+fn the_typescript_and_python_runtime_packages_keep_the_runtimes_wire_contract_in_both_eras() {
     let root = tempfile::tempdir().expect("tempdir");
-    let modules = crate::util::root().join("tests/interop/typescript/node_modules");
-    let site = crate::util::root().join("target/interop/python");
-    assert!(
-        modules.is_dir() && site.is_dir(),
-        "run `bash .ci/setup-interop` first"
-    );
+    let packages = crate::util::runtime_packages::installed();
+    let site = crate::util::runtime_packages::pythonpath(&packages);
     for lang in ["typescript", "python"] {
         let new = Command::new(crate::util::PLAIN_BIN)
             .current_dir(root.path())
@@ -948,11 +972,15 @@ fn the_typescript_and_python_adapters_keep_the_runtimes_wire_contract_in_both_er
         // this agent is not held to: a JavaScript caller of `ctx.fail` is not either.)
         let node = crate::util::paths::node22();
         let (program, args): (&str, &[&str]) = if lang == "typescript" {
-            std::os::unix::fs::symlink(&modules, agent.join("node_modules")).expect("link");
-            (node.to_str().expect("a UTF-8 path"), &["holon.ts"])
+            crate::util::runtime_packages::link_node_modules(&packages, &agent);
+            (node.to_str().expect("a UTF-8 path"), &["agent.ts"])
         } else {
-            ("python3", &["holon.py"])
+            ("python3", &["agent.py"])
         };
+        // The manifest's identity, as the Rust runtime announces it and `--url` reads it.
+        let text = std::fs::read_to_string(agent.join("holon.yaml")).expect("the manifest");
+        let (identity, _) =
+            holon_core::manifest::identity::Identity::of_text(&text).expect("an identity");
         let envs = [("PYTHONPATH", site.as_os_str())];
         let (mut server, port) = start_server(&agent, program, args, &envs);
 
@@ -973,6 +1001,11 @@ fn the_typescript_and_python_adapters_keep_the_runtimes_wire_contract_in_both_er
             discover["result"]["supportedVersions"]
                 .as_array()
                 .is_some_and(|v| v.iter().any(|v| v == "2026-07-28")),
+            "{lang}: {discover}"
+        );
+        assert_eq!(
+            discover["result"]["_meta"]["holon/manifest"],
+            identity.to_meta(),
             "{lang}: {discover}"
         );
         let mut modern_call = call(
@@ -1003,6 +1036,11 @@ fn the_typescript_and_python_adapters_keep_the_runtimes_wire_contract_in_both_er
         assert_eq!(
             init["result"]["serverInfo"],
             serde_json::json!({"name": lang, "version": "0.1.0"}),
+            "{lang}: {init}"
+        );
+        assert_eq!(
+            init["result"]["_meta"]["holon/manifest"],
+            identity.to_meta(),
             "{lang}: {init}"
         );
         for (input, code, says) in [
@@ -1096,5 +1134,70 @@ fn the_typescript_and_python_adapters_keep_the_runtimes_wire_contract_in_both_er
                 r.stderr().contains("the run was aborted")
             });
         }
+    }
+}
+
+/// A new TypeScript or Python agent, with or without `--model`, is the author's own files: at
+/// most 20 lines of code outside the agent file and the generated types (there are none: the
+/// wire code is the runtime package's), and the package pinned at the kit's version.
+#[test]
+fn a_new_typescript_or_python_agent_holds_no_wire_code_and_pins_the_runtime_package() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let version = env!("CARGO_PKG_VERSION");
+    for (lang, model) in [
+        ("typescript", false),
+        ("typescript", true),
+        ("python", false),
+        ("python", true),
+    ] {
+        let name = format!("{lang}-{model}");
+        let mut new = Command::new(crate::util::PLAIN_BIN);
+        new.current_dir(home.path())
+            .args(["new", &name, "--lang", lang]);
+        if model {
+            new.arg("--model");
+        }
+        let out = new.output_within(RUN_LIMIT);
+        assert!(out.status.success(), "{}", text(&out));
+        let agent = home.path().join(&name);
+        let (own, types, package) = match lang {
+            "typescript" => ("agent.ts", "holon.types.ts", "package.json"),
+            _ => ("agent.py", "holon_types.py", "pyproject.toml"),
+        };
+        let mut code = 0;
+        let mut folders = vec![agent.clone()];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder).expect("a folder").flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    folders.push(path);
+                    continue;
+                }
+                let file = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+                let source = [".ts", ".mts", ".js", ".mjs", ".py"]
+                    .iter()
+                    .any(|e| file.ends_with(e));
+                if !source || file == own || file == types {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).expect("a file");
+                code += (text.lines().map(str::trim))
+                    .filter(|l| !l.is_empty() && !l.starts_with("//") && !l.starts_with('#'))
+                    .count();
+            }
+        }
+        assert!(
+            code <= 20,
+            "{name}: {code} lines of code outside {own} and {types}"
+        );
+        assert!(!agent.join("holon.ts").exists() && !agent.join("holon.py").exists());
+        let manifest = std::fs::read_to_string(agent.join(package)).expect("the package file");
+        let pinned = match lang {
+            "typescript" => format!("\"holon-kit\": \"{version}\""),
+            _ => format!("\"holon-kit=={version}\""),
+        };
+        assert!(manifest.contains(&pinned), "{name}: {manifest}");
+        let agent_file = std::fs::read_to_string(agent.join(own)).expect("the agent");
+        assert!(agent_file.contains("serve(run)"), "{name}: {agent_file}");
     }
 }

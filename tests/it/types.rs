@@ -192,3 +192,58 @@ fn a_test_run_says_when_a_types_file_is_out_of_date_naming_the_command() {
     assert_eq!(said.matches(warning).count(), 2, "{}", text(&blessed));
     assert!(said.trim_end().ends_with(warning), "{}", text(&blessed));
 }
+
+/// The `Ctx` of an agent on the runtime package is the package's, typed by the declared codes
+/// (with `ctx.download`); one with an adapter of its own keeps the `Ctx` its adapter implements.
+#[test]
+fn the_ctx_is_the_runtime_package_s_when_the_agent_depends_on_it() {
+    for (package, file, runtime, own) in [
+        (
+            (
+                "package.json",
+                r#"{ "dependencies": { "holon-kit": "0.2.0" } }"#,
+            ),
+            "holon.types.ts",
+            [
+                "import type { Ctx as RuntimeCtx } from 'holon-kit';",
+                "export type Ctx = RuntimeCtx<ErrorCode>;",
+            ],
+            "export interface Ctx {",
+        ),
+        (
+            (
+                "pyproject.toml",
+                "[project]\nname = \"a\"\ndependencies = [\n    \"holon-kit==0.2.0\",\n]\n",
+            ),
+            "holon_types.py",
+            [
+                "from holon_kit import Ctx as RuntimeCtx",
+                "Ctx = RuntimeCtx[ErrorCode]",
+            ],
+            "class Ctx(Protocol):",
+        ),
+    ] {
+        let (_keep, dir) = agent("types/awkward.yaml", None);
+        std::fs::write(dir.join(package.0), package.1).expect("the package file");
+        let out = holon_test(&dir, &["types"]);
+        assert_eq!(code(&out), 0, "{}", text(&out));
+        let written = std::fs::read_to_string(dir.join(file)).expect("the types");
+        for line in runtime {
+            assert!(
+                written.lines().any(|l| l == line),
+                "`{line}` in:\n{written}"
+            );
+        }
+        assert!(!written.contains(own), "{written}");
+        // Without the package: the adapter's own `Ctx`.
+        let without = package.1.replace("holon-kit", "other-package");
+        std::fs::write(dir.join(package.0), without).expect("the package file");
+        let out = holon_test(&dir, &["types"]);
+        assert_eq!(code(&out), 0, "{}", text(&out));
+        let written = std::fs::read_to_string(dir.join(file)).expect("the types");
+        assert!(
+            written.contains(own) && !written.contains("RuntimeCtx"),
+            "{written}"
+        );
+    }
+}

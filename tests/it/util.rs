@@ -3,7 +3,8 @@
 //! example agents built by cargo and served as real processes ([`agent`]), a server in front of
 //! one as a deployment has ([`front`]), `check` run through
 //! the binary with its report asserted on ([`outcome`]), and the prebuilt packages with an
-//! author's machine to install them on ([`dist`]) and a registry that serves them ([`registry`]).
+//! author's machine to install them on ([`dist`]), a registry that serves them ([`registry`]),
+//! and the runtime packages installed for the agents the tests run ([`runtime_packages`]).
 
 pub mod agent;
 pub mod browser;
@@ -15,6 +16,7 @@ pub mod paths;
 pub mod py_agent;
 pub mod registry;
 pub mod running;
+pub mod runtime_packages;
 pub mod seam;
 
 use std::ffi::OsStr;

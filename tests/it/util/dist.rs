@@ -1,5 +1,5 @@
 //! The prebuilt packages `bash .ci/dist` writes into `target/dist` (the wheel, the npm launcher
-//! and this platform's npm package, the release archive), and an author's machine to install
+//! and this platform's npm package, the release archive, the runtime packages), and an author's machine to install
 //! them on: a child environment with node, npm and python on its PATH but no Rust toolchain, a
 //! home of its own, and nothing of this process's cargo variables.
 
@@ -21,6 +21,10 @@ pub struct Dist {
     pub platform: PathBuf,
     /// `holon-kit-TARGET.tar.gz`, what `cargo binstall` takes.
     pub archive: PathBuf,
+    /// `holon-kit-VERSION.tgz`, the TypeScript runtime package.
+    pub runtime_npm: PathBuf,
+    /// `holon_kit-VERSION-py3-none-any.whl`, the Python runtime package.
+    pub runtime_wheel: PathBuf,
 }
 
 /// The packages in `target/dist`. A test that needs them fails, naming the command that builds
@@ -52,7 +56,17 @@ pub fn dist() -> Dist {
         found.into_iter().next().expect("one")
     };
     Dist {
-        wheel: one("one wheel", &|n| n.ends_with(".whl")),
+        wheel: one("one wheel of holon-test", &|n| {
+            n.starts_with("holon_test-") && n.ends_with(".whl")
+        }),
+        runtime_wheel: one("one wheel of holon-kit", &|n| {
+            n.starts_with("holon_kit-") && n.ends_with("-py3-none-any.whl")
+        }),
+        runtime_npm: one("one npm runtime package", &|n| {
+            n.starts_with("holon-kit-")
+                && n.ends_with(".tgz")
+                && n["holon-kit-".len()..].starts_with(|c: char| c.is_ascii_digit())
+        }),
         launcher: one("one npm launcher", &|n| {
             n.starts_with("holon-test-") && n.ends_with(".tgz")
         }),

@@ -1,5 +1,5 @@
 //! `holon-test new`: a new agent from the templates embedded in the binary, in Rust (holon-kit's
-//! runtime), TypeScript or Python (the official MCP SDK and an adapter file the author owns).
+//! runtime), TypeScript or Python (the kit's runtime packages, `holon-kit` on npm and PyPI).
 
 use std::path::{Path, PathBuf};
 
@@ -135,7 +135,7 @@ pub const MODEL_TEMPLATES: &[Template] = &[
 ];
 
 /// Every file of a new TypeScript agent (`new --lang typescript`): the function in `agent.ts`,
-/// the adapter the author owns in `holon.ts` (the official SDK 2.x), `holon-test` as a
+/// served by the runtime package (`holon-kit` on npm, at the kit's version), `holon-test` as a
 /// development dependency, and `holon-test.toml` naming the server command.
 pub const TYPESCRIPT_TEMPLATES: &[Template] = &[
     template!("typescript", "package.json"),
@@ -143,7 +143,6 @@ pub const TYPESCRIPT_TEMPLATES: &[Template] = &[
     MANIFEST,
     template!("typescript", "holon-test.toml"),
     template!("typescript", "agent.ts"),
-    template!("typescript", "holon.ts"),
     template!("typescript", "README.md"),
     SCHEMA,
     template!("typescript", "gitignore" => ".gitignore"),
@@ -160,7 +159,7 @@ const MODEL_RECORDINGS: [Template; 3] = [
 ];
 
 /// Every file of a new model-backed TypeScript agent (`new --lang typescript --model`): the
-/// plain TypeScript agent's adapter and checks, the agent on the official `openai` SDK, the
+/// plain TypeScript agent's runtime and checks, the agent on the official `openai` SDK, the
 /// model declared in `holon-test.toml` and its answers in `recordings/`.
 pub const TYPESCRIPT_MODEL_TEMPLATES: &[Template] = &[
     template!("typescript-model", "package.json"),
@@ -168,7 +167,6 @@ pub const TYPESCRIPT_MODEL_TEMPLATES: &[Template] = &[
     MODEL_MANIFEST,
     template!("typescript-model", "holon-test.toml"),
     template!("typescript-model", "agent.ts"),
-    template!("typescript", "holon.ts"),
     MODEL_RECORDINGS[0],
     MODEL_RECORDINGS[1],
     MODEL_RECORDINGS[2],
@@ -185,7 +183,6 @@ pub const PYTHON_MODEL_TEMPLATES: &[Template] = &[
     MODEL_MANIFEST,
     template!("python-model", "holon-test.toml"),
     template!("python-model", "agent.py"),
-    template!("python", "holon.py"),
     MODEL_RECORDINGS[0],
     MODEL_RECORDINGS[1],
     MODEL_RECORDINGS[2],
@@ -195,15 +192,14 @@ pub const PYTHON_MODEL_TEMPLATES: &[Template] = &[
     template!("python", ".github/workflows/holon.yml"),
 ];
 
-/// Every file of a new Python agent (`new --lang python`): the function in `agent.py`, the
-/// adapter the author owns in `holon.py` (the official SDK 2.x), `holon-test` as a development
-/// dependency, and `holon-test.toml` naming the server command.
+/// Every file of a new Python agent (`new --lang python`): the function in `agent.py`, served
+/// by the runtime package (`holon-kit` on PyPI, at the kit's version), `holon-test` as a
+/// development dependency, and `holon-test.toml` naming the server command.
 pub const PYTHON_TEMPLATES: &[Template] = &[
     template!("python", "pyproject.toml"),
     MANIFEST,
     template!("python", "holon-test.toml"),
     template!("python", "agent.py"),
-    template!("python", "holon.py"),
     template!("python", "README.md"),
     SCHEMA,
     template!("python", "gitignore" => ".gitignore"),
@@ -508,10 +504,10 @@ mod tests {
     fn every_test_config_template_names_its_server_and_is_accepted() {
         let n = names("my-agent", true).unwrap();
         for (kind, command) in [
-            (Kind::TypeScript, "node holon.ts"),
-            (Kind::Python, "python holon.py"),
-            (Kind::TypeScriptModel, "node holon.ts"),
-            (Kind::PythonModel, "python holon.py"),
+            (Kind::TypeScript, "node agent.ts"),
+            (Kind::Python, "python agent.py"),
+            (Kind::TypeScriptModel, "node agent.ts"),
+            (Kind::PythonModel, "python agent.py"),
         ] {
             let text = rendered(kind, "holon-test.toml", &n);
             let config = holon_config::parse(&text, Path::new("holon-test.toml"))

@@ -49,8 +49,46 @@ impl Language {
         }
     }
 
+    /// Whether the agent in `dir` depends on the kit's runtime package (`holon-kit` in
+    /// `package.json` or `pyproject.toml`): its `Ctx` is the package's, typed by the declared
+    /// codes. An agent with an adapter of its own, written before the packages, gets the
+    /// `Ctx` its adapter implements, declared in the file.
+    fn uses_runtime(self, dir: &Path) -> bool {
+        match self {
+            Language::TypeScript => {
+                let Ok(text) = std::fs::read_to_string(dir.join("package.json")) else {
+                    return false;
+                };
+                let Ok(package) = serde_json::from_str::<serde_json::Value>(&text) else {
+                    return false;
+                };
+                ["dependencies", "devDependencies"].iter().any(|field| {
+                    package
+                        .get(field)
+                        .and_then(|d| d.get("holon-kit"))
+                        .is_some()
+                })
+            }
+            Language::Python => {
+                let Ok(text) = std::fs::read_to_string(dir.join("pyproject.toml")) else {
+                    return false;
+                };
+                text.lines().map(str::trim).any(|line| {
+                    let line = line.trim_start_matches(['"', '\'']);
+                    let rest = line
+                        .strip_prefix("holon-kit")
+                        .or_else(|| line.strip_prefix("holon_kit"));
+                    rest.is_some_and(|r| {
+                        r.starts_with(['=', '>', '<', '~', '!', '"', '\'', ' ', '['])
+                    })
+                })
+            }
+        }
+    }
+
     /// The file's text for `manifest`.
     pub fn render(self, manifest: &Manifest) -> String {
+        let runtime = self.uses_runtime(&manifest.dir());
         let interface = schema::Interface {
             input: schema::read(&manifest.interface.input, "Input"),
             output: schema::read(&manifest.interface.output, "Output"),
@@ -59,8 +97,8 @@ impl Language {
                 .collect(),
         };
         match self {
-            Language::TypeScript => typescript::render(&interface),
-            Language::Python => python::render(&interface),
+            Language::TypeScript => typescript::render(&interface, runtime),
+            Language::Python => python::render(&interface, runtime),
         }
     }
 }

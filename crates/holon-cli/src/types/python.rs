@@ -1,6 +1,7 @@
 //! The Python types of `interface`: `TypedDict`s for `Input`, `Output` and each object inside
-//! them, `ErrorCode` (a `Literal` of the declared codes) and `Ctx` (a `Protocol` whose `fail`
-//! takes only those), for the agent to import.
+//! them, `ErrorCode` (a `Literal` of the declared codes) and `Ctx` (the runtime package's,
+//! whose `fail` takes only those; for an agent with an adapter of its own, a `Protocol`), for
+//! the agent to import.
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -20,8 +21,8 @@ const KEYWORDS: [&str; 35] = [
     "with", "yield",
 ];
 
-/// The text of `holon_types.py`.
-pub fn render(interface: &Interface) -> String {
+/// The text of `holon_types.py`; `runtime`, for an agent on the `holon-kit` package.
+pub fn render(interface: &Interface, runtime: bool) -> String {
     let mut writer = Writer::default();
     let input = writer.top(
         "Input",
@@ -46,12 +47,18 @@ pub fn render(interface: &Interface) -> String {
             format!("Literal[{}]", codes.join(", "))
         }
     };
-    writer.typing.insert("Protocol");
+    if !runtime {
+        writer.typing.insert("Protocol");
+    }
     let imports: Vec<&str> = writer.typing.iter().copied().collect();
     // Top-level blocks, two blank lines apart, each object's `TypedDict` before its first use.
+    let mut imported = format!("from typing import {}", imports.join(", "));
+    if runtime {
+        imported.push_str("\n\nfrom holon_kit import Ctx as RuntimeCtx");
+    }
     let mut blocks = vec![
-        format!("\"\"\"{}\"\"\"", header("uv run holon-test")),
-        format!("from typing import {}", imports.join(", ")),
+        format!("\"\"\"{}\"\"\"", header("uv run holon-test", runtime)),
+        imported,
     ];
     blocks.extend(writer.blocks.iter().map(|b| b.trim().to_string()));
     blocks.push(input.trim().to_string());
@@ -60,6 +67,17 @@ pub fn render(interface: &Interface) -> String {
         "ErrorCode = {error_code}
 \"\"\"The codes `interface.errors` declares: the only codes `ctx.fail` takes.\"\"\""
     ));
+    if runtime {
+        blocks.push(
+            "Ctx = RuntimeCtx[ErrorCode]
+\"\"\"What the agent function gets beside its input: `ctx.fail` takes only the declared codes,
+`await ctx.download(handle)` gives a `holon://files/` handle's bytes.\"\"\""
+                .to_string(),
+        );
+        let mut out = blocks.join("\n\n\n");
+        out.push('\n');
+        return out;
+    }
     blocks.push(
         "class Ctx(Protocol):
     \"\"\"What the agent function gets beside its input.\"\"\"

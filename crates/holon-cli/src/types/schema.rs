@@ -18,10 +18,16 @@ pub struct Interface {
 
 /// What each file says of itself first, naming the command that writes it as the language's
 /// template runs the kit (`npx holon-test`, `uv run holon-test`).
-pub fn header(kit: &str) -> String {
+pub fn header(kit: &str, runtime: bool) -> String {
+    // (The words of before, for an agent with an adapter of its own: its file stays up to date.)
+    let whose = if runtime {
+        "for the agent function"
+    } else {
+        "for the agent function and its adapter"
+    };
     format!(
         "Generated from holon.yaml by `{kit} types`: the types of its `interface`,
-for the agent function and its adapter. Do not edit: run it again when
+{whose}. Do not edit: run it again when
 holon.yaml changes (a test run says when this file is out of date)."
     )
 }

@@ -1,5 +1,6 @@
 //! The TypeScript types of `interface`: `Input`, `Output`, `ErrorCode` (a union of the declared
-//! codes) and `Ctx` (whose `fail` takes only those), for the agent and its adapter to import.
+//! codes) and `Ctx` (the runtime package's, whose `fail` takes only those; for an agent with an
+//! adapter of its own, an interface), for the agent to import.
 
 use std::fmt::Write;
 
@@ -10,11 +11,17 @@ use super::schema::{Interface, Object, Ty, header};
 /// The file, beside `holon.yaml`.
 pub const FILE: &str = "holon.types.ts";
 
-/// The text of `holon.types.ts`.
-pub fn render(interface: &Interface) -> String {
+/// The text of `holon.types.ts`; `runtime`, for an agent on the `holon-kit` package.
+pub fn render(interface: &Interface, runtime: bool) -> String {
     let mut out = String::new();
-    for line in header("npx holon-test").lines() {
+    for line in header("npx holon-test", runtime).lines() {
         let _ = writeln!(out, "// {line}");
+    }
+    if runtime {
+        let _ = writeln!(
+            out,
+            "\nimport type {{ Ctx as RuntimeCtx }} from 'holon-kit';"
+        );
     }
     for (name, ty, doc) in [
         (
@@ -48,7 +55,25 @@ pub fn render(interface: &Interface) -> String {
         "
 /** The codes `interface.errors` declares: the only codes `ctx.fail` takes. */
 export type ErrorCode = {codes};
-
+"
+    );
+    if runtime {
+        let _ = write!(
+            out,
+            "
+/**
+ * What the agent function gets beside its input: `ctx.fail` takes only the declared codes,
+ * `await ctx.download(handle)` gives a `holon://files/` handle's bytes, `ctx.signal` is aborted
+ * at `runtime.limits.timeout_s`.
+ */
+export type Ctx = RuntimeCtx<ErrorCode>;
+"
+        );
+        return out;
+    }
+    let _ = write!(
+        out,
+        "
 /** What the agent function gets beside its input. */
 export interface Ctx {{
   /** A declared failure, to throw: `throw ctx.fail(code, message)`. */

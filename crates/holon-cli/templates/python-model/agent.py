@@ -2,11 +2,12 @@
 chat model through the official `openai` SDK, streamed. The SDK reads the model's base URL from
 `OPENAI_BASE_URL` (default OpenAI's) and its key from `OPENAI_API_KEY`: under `holon-test` the
 first points at the recordings in `recordings/`, so the tests run offline and need no key.
-`holon.py` serves `run` as an MCP server."""
+`python agent.py` serves `run` as an MCP server (the `holon-kit` package)."""
 
 import json
 
 import openai
+from holon_kit import serve
 
 from holon_types import Ctx, Input, Output
 
@@ -67,3 +68,7 @@ def answer(content: str, ctx: Ctx) -> Output:
     if priority == "low" or priority == "medium" or priority == "high":
         return {"priority": priority, "summary": summary}
     raise unreadable
+
+
+if __name__ == "__main__":
+    serve(run)

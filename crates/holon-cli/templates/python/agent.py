@@ -1,5 +1,8 @@
-"""The {{name}} agent: counts the words of a text and finds the longest one. `holon.py` serves
-`run` as an MCP server; `holon-test` runs every example of holon.yaml through it."""
+"""The {{name}} agent: counts the words of a text and finds the longest one. `python agent.py`
+serves `run` as an MCP server (the `holon-kit` package); `holon-test` runs every example of
+holon.yaml through it."""
+
+from holon_kit import serve
 
 from holon_types import Ctx, Input, Output
 
@@ -34,3 +37,7 @@ def split_words(text: str) -> list[str]:
     if word:
         words.append("".join(word))
     return words
+
+
+if __name__ == "__main__":
+    serve(run)

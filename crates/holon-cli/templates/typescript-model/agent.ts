@@ -2,8 +2,9 @@
 // chat model through the official `openai` SDK, streamed. The SDK reads the model's base URL
 // from `OPENAI_BASE_URL` (default OpenAI's) and its key from `OPENAI_API_KEY`: under
 // `holon-test` the first points at the recordings in `recordings/`, so the tests run offline and
-// need no key. `holon.ts` serves `run` as an MCP server.
+// need no key. `node agent.ts` serves `run` as an MCP server (the `holon-kit` package).
 
+import { serve } from 'holon-kit';
 import OpenAI from 'openai';
 
 import type { Ctx, Input, Output } from './holon.types.ts';
@@ -76,3 +77,5 @@ function answer(content: string, ctx: Ctx): Output {
   }
   return { priority, summary };
 }
+
+serve(run);

@@ -1,5 +1,8 @@
-// The {{name}} agent: counts the words of a text and finds the longest one. `holon.ts` serves
-// `run` as an MCP server; `npm test` runs every example of holon.yaml through it.
+// The {{name}} agent: counts the words of a text and finds the longest one. `node agent.ts`
+// serves `run` as an MCP server (the `holon-kit` package); `npm test` runs every example of
+// holon.yaml through it.
+
+import { serve } from 'holon-kit';
 
 import type { Ctx, Input, Output } from './holon.types.ts';
 
@@ -24,3 +27,5 @@ export async function run(input: Input, ctx: Ctx): Promise<Output> {
   }
   return { words: words.length, longest };
 }
+
+serve(run);
