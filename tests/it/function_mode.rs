@@ -413,6 +413,7 @@ fn an_old_node_is_named_with_the_version_the_template_needs() {
     let call = failure(&printed, "function::a sentence");
     assert!(call.contains(said), "{call}");
     assert!(!printed.contains("agent_crashed"), "{printed}");
+}
 
 /// An agent scaffolded before the runtime packages: `agent.ts` or `agent.py` with today's
 /// template's `run`, beside the adapter of its own that `new` wrote then (a copy in

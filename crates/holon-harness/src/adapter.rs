@@ -150,6 +150,10 @@ struct Inner {
     refused: Arc<OnceLock<String>>,
     /// Why it could not start, in one line, once it could not: what every call says.
     down: OnceLock<String>,
+    /// Held while a process that let a call run past `timeout_s` is asked whether it is
+    /// blocked (and replaced when it is): a call waits for the answer before it goes out, so
+    /// that it never goes to a process about to be replaced.
+    settling: Arc<tokio::sync::RwLock<()>>,
 }
 
 #[derive(Default)]
@@ -195,6 +199,7 @@ impl Adapter {
             said: Arc::default(),
             refused: Arc::new(OnceLock::new()),
             down: OnceLock::new(),
+            settling: Arc::new(tokio::sync::RwLock::new(())),
         }))
     }
 
@@ -214,6 +219,7 @@ impl Adapter {
     /// Starts the process, when it is not running, before the first call: a call's
     /// `timeout_s` is not spent on the start.
     pub(crate) async fn ready(&self) {
+        drop(self.0.settling.read().await);
         let _ = self.0.connection().await;
     }
 
@@ -315,6 +321,7 @@ impl Inner {
     }
 
     async fn stuck(&self) -> Stuck {
+        let _settling = self.settling.write().await;
         let connection = match &*self.state.lock().await {
             State::Up(connection) => connection.clone(),
             // Replaced already (a call given up on found it blocked), or never up.
@@ -546,7 +553,13 @@ impl Drop for Cancel {
             return;
         };
         let (inner, connection) = (self.inner.clone(), self.connection.clone());
+        // Taken here, before the task runs, when it can be: the call tried next waits for it.
+        let taken = self.inner.settling.clone().try_write_owned().ok();
         handle.spawn(async move {
+            let _settling = match taken {
+                Some(taken) => taken,
+                None => inner.settling.clone().write_owned().await,
+            };
             let greeted = matches!(connection.hello.get(), Some(Some(_)));
             if !greeted || !inner.pings(&connection).await {
                 inner.replace(&connection).await;
