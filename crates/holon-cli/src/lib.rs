@@ -476,7 +476,7 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
             }
             None => {
                 eprintln!(
-                    "error: no server to test: `{}` is not in a Cargo package and `{}` names no server command\n  = hint: add to `{}`:\n\n    [server]\n    command = \"node holon.ts\"   # what starts the agent's MCP server, run with `PORT` set\n\n  or pass `--server-cmd \"CMD\"`",
+                    "error: no server to test: `{}` is not in a Cargo package and `{}` names no server command\n  = hint: add to `{}`:\n\n    [server]\n    command = \"node agent.ts\"   # what starts the agent's MCP server, run with `PORT` set\n\n  or pass `--server-cmd \"CMD\"`",
                     manifest.display(),
                     holon_config::FILE,
                     folder_of(&manifest).join(holon_config::FILE).display(),
