@@ -306,6 +306,12 @@ fn one_blocked_input_fails_alone(lang: &str, planted: (&str, &str, &str)) {
         failure(&printed, "mcp::a block").contains("this input blocks the server"),
         "{printed}"
     );
+    // The calls that waited behind it are not said to be the agent's seriality.
+    for who in ["the agent function", "the server"] {
+        let said = format!("blocked {who} alone (reported as such): the others waited behind it");
+        assert!(printed.contains(&said), "{said}\n{printed}");
+    }
+    assert!(!printed.contains("takes calls one at a time"), "{printed}");
 }
 
 #[test]

@@ -154,6 +154,9 @@ struct Inner {
     /// blocked (and replaced when it is): a call waits for the answer before it goes out, so
     /// that it never goes to a process about to be replaced.
     settling: Arc<tokio::sync::RwLock<()>>,
+    /// How many processes were replaced as blocked (or not to be asked): a call that sees the
+    /// count move while it ran had its process replaced under it.
+    replaced: AtomicU64,
 }
 
 #[derive(Default)]
@@ -200,6 +203,7 @@ impl Adapter {
             refused: Arc::new(OnceLock::new()),
             down: OnceLock::new(),
             settling: Arc::new(tokio::sync::RwLock::new(())),
+            replaced: AtomicU64::new(0),
         }))
     }
 
@@ -229,10 +233,16 @@ impl Adapter {
         self.0.refused.get().or(self.0.down.get()).cloned()
     }
 
-    /// After a call ran past `timeout_s`: whether the process still answers, replaced when it
-    /// does not (or cannot be asked).
-    pub(crate) async fn stuck(&self) -> Stuck {
-        self.0.stuck().await
+    /// How many processes were replaced so far: what [`Adapter::stuck`] is given.
+    pub(crate) fn replacements(&self) -> u64 {
+        self.0.replaced.load(Ordering::SeqCst)
+    }
+
+    /// After a call that started when [`Adapter::replacements`] said `since` ran past
+    /// `timeout_s`: whether its process still answers, replaced when it does not (or cannot be
+    /// asked); blocked when it was replaced under the call already.
+    pub(crate) async fn stuck(&self, since: u64) -> Stuck {
+        self.0.stuck(since).await
     }
 
     /// Stops every process it started; the last one's output, framed for the end of a run.
@@ -292,6 +302,7 @@ impl Inner {
             && Arc::ptr_eq(up, connection)
         {
             *state = State::Idle;
+            self.replaced.fetch_add(1, Ordering::SeqCst);
         }
         drop(state);
         connection.process.hangs();
@@ -320,8 +331,12 @@ impl Inner {
         answered
     }
 
-    async fn stuck(&self) -> Stuck {
+    async fn stuck(&self, since: u64) -> Stuck {
         let _settling = self.settling.write().await;
+        // Replaced under the call already: a cancelled call's ping found it blocked.
+        if self.replaced.load(Ordering::SeqCst) != since {
+            return Stuck::Blocked;
+        }
         let connection = match &*self.state.lock().await {
             State::Up(connection) => connection.clone(),
             // Replaced already (a call given up on found it blocked), or never up.

@@ -219,6 +219,9 @@ pub struct Retries {
     answered_died: AtomicUsize,
     not_retried: AtomicUsize,
     not_retried_dead: AtomicUsize,
+    /// Of the calls tried alone, those that blocked what answers (no answer to anything else
+    /// either): the others waited behind them.
+    blocked: AtomicUsize,
 }
 
 /// Why a call was tried again alone.
@@ -246,6 +249,12 @@ impl Retries {
         } else if answered {
             self.answered.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// A call tried alone got no answer while what answers answered nothing else either: it
+    /// blocks it, and the calls in flight beside it waited behind it.
+    pub fn blocked(&self) {
+        self.blocked.fetch_add(1, Ordering::Relaxed);
     }
 
     /// A call timed out among others and was not tried again: one tried alone got no answer
@@ -287,7 +296,13 @@ impl Retries {
             tried,
             were(tried)
         );
-        if answered > 0 {
+        let blocked = self.blocked.load(Ordering::Relaxed);
+        if answered > 0 && blocked > 0 {
+            note.push_str(&format!(
+                "{answered} answered in time alone, and {blocked} blocked {who} alone (reported as such): the others waited behind {}",
+                if blocked == 1 { "it" } else { "them" }
+            ));
+        } else if answered > 0 {
             note.push_str(&format!(
                 "{answered} answered in time alone, so {who} takes calls one at a time; `--concurrency 1` (or `{CONCURRENCY_VAR}=1`) matches it and spares the retries"
             ));

@@ -318,6 +318,7 @@ impl Flight {
         {
             r.started = Some(Instant::now());
         }
+        let since = self.adapter.as_ref().map_or(0, Adapter::replacements);
         let answer = run_one(&self.runner, example.input.clone()).await;
         let Some(adapter) = &self.adapter else {
             self.finish(key, attempt, Ok(answer), None);
@@ -341,7 +342,7 @@ impl Flight {
             Err(_) => false,
         };
         let stuck = match is_timeout(&answer) && retrying {
-            true => Some(adapter.stuck().await),
+            true => Some(adapter.stuck(since).await),
             false => None,
         };
         self.finish(key, attempt, Ok(answer), stuck);
@@ -375,6 +376,9 @@ impl Flight {
         if state.retrying {
             self.retries.record(Crowded::TimedOut, !timed_out);
             let replaced = matches!(stuck, Some(Stuck::Blocked | Stuck::Replaced));
+            if timed_out && stuck == Some(Stuck::Blocked) {
+                self.retries.blocked();
+            }
             let answer = match stuck {
                 Some(stuck @ (Stuck::Blocked | Stuck::Replaced)) if timed_out => {
                     Ok(Err(blocks_process(self.limit(), stuck)))

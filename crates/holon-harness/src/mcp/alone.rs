@@ -142,7 +142,11 @@ impl Alone {
         }
         let tried = attempt().await;
         self.retries.record(retry.why, tried.crowded.is_none());
-        self.settled(tried, retry.ended_alone, attempt).await
+        let settled = self.settled(tried, retry.ended_alone, attempt).await;
+        if let Ok(Answer::Blocked(_)) = &settled {
+            self.retries.blocked();
+        }
+        settled
     }
 
     /// Why a call alone is not made, when the server is not fit to take it: a server that died
