@@ -188,9 +188,15 @@ fn resolve(run: &Run, spec: &Spec) -> Result<(Value, Option<String>), u8> {
             return Err(exit::USAGE);
         }
     };
-    // A handle the tests cannot serve is refused before any call: the call would not be sent.
+    // A handle the tests cannot serve is refused before a call to the server, which would not
+    // be sent; the agent function reads `files/` itself, and answers such a handle its own way.
     let files = manifest.dir().join("files");
-    for handle in holon_core::gateway::handles::handles_in(&resolved.0) {
+    let served = if spec.function {
+        Vec::new()
+    } else {
+        holon_core::gateway::handles::handles_in(&resolved.0)
+    };
+    for handle in served {
         let why = match holon_core::gateway::handles::handle_name(&handle) {
             Err(why) => why,
             Ok(name) if files.join(name).is_file() => continue,
