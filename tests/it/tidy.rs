@@ -291,6 +291,56 @@ fn crates_depend_only_on_the_crates_below_them() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// Only the reporter and the command line write what a run says: the harness prints from its
+/// `reporter` alone, which scrubs each event of the run's secrets once, and the crates below it
+/// (the checks, the settings, explore, the upstreams, bless) return what happened and print
+/// nothing. A print macro, or a write to the process's standard output or error, anywhere else
+/// is a path around that one scrub.
+#[test]
+fn only_the_reporter_and_the_command_line_print() {
+    let writes = [
+        "print!(",
+        "println!(",
+        "eprint!(",
+        "eprintln!(",
+        "io::stdout()",
+        "io::stderr()",
+    ];
+    let mut wrong = Vec::new();
+    for name in [
+        "holon-harness",
+        "holon-core",
+        "holon-config",
+        "holon-explore",
+        "holon-upstream",
+        "holon-bless",
+    ] {
+        for file in rust_files(&root().join("crates").join(name).join("src")) {
+            if file.ends_with("holon-harness/src/reporter.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).expect("a source file");
+            for (i, line) in text.lines().enumerate() {
+                // Whether standard error is a terminal decides colour; nothing is written.
+                let line = line.replace("std::io::stderr().is_terminal()", "");
+                if let Some(write) = writes.iter().find(|w| line.contains(*w)) {
+                    let shown = file
+                        .strip_prefix(root())
+                        .unwrap_or(&file)
+                        .display()
+                        .to_string();
+                    wrong.push(format!("{shown}:{}: `{write}`", i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "written around the reporter (emit a `reporter::Event` instead):\n{}",
+        wrong.join("\n")
+    );
+}
+
 /// Every benchmark has its own `main` (it measures whole runs against a peer): each
 /// `[[bench]]` says `harness = false`, or cargo builds it with libtest's and it runs nothing.
 #[test]

@@ -1,6 +1,7 @@
 //! After the run: the differences the passes saw decided on (an example is rewritten only when
 //! every pass that ran it saw the same answer a caller could get, and that answer holds no
-//! secret), written, and said (scrubbed of the run's secrets).
+//! secret), written, and what to say of it returned: the harness's reporter says it, scrubbed
+//! of the run's secrets.
 
 use std::path::Path;
 
@@ -12,6 +13,16 @@ use holon_config::secrets::Secrets;
 use holon_core::json::equal as json_eq;
 use holon_core::manifest::{Expect, Manifest};
 
+/// What a blessing run wrote and left, for the author: its outcome, and the paragraphs that say
+/// it (each set apart by a blank line when said), not yet scrubbed of the run's secrets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    /// Whether the run passes.
+    pub outcome: Outcome,
+    /// What to say: what was written, what was left and why, and why the run passes.
+    pub said: Vec<String>,
+}
+
 /// How a blessing run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -21,17 +32,18 @@ pub enum Outcome {
     Left,
 }
 
-/// After the run: writes every blessable difference into the manifest at `path`, prints what
-/// was written and what was left, and says whether every one of the `failed` trials was a
+/// After the run: writes every blessable difference into the manifest at `path`, and returns
+/// what was written and what was left, and whether every one of the `failed` trials was a
 /// difference now written. An answer that holds the value of one of `secrets` is never
-/// written (the manifest is published), and nothing printed holds one.
+/// written (the manifest is published).
 pub fn finish(
     path: &Path,
     manifest: &Manifest,
     seen: &Collector,
     failed: u64,
     secrets: &Secrets,
-) -> Outcome {
+) -> Finished {
+    let mut said = Vec::new();
     let Decided {
         changes,
         accounts,
@@ -40,34 +52,41 @@ pub fn finish(
     let blessed_trials = if changes.is_empty() {
         0
     } else {
-        write_changes(path, &changes, &accounts, &mut left, secrets)
+        write_changes(path, (&changes, &accounts), &mut left, &mut said)
     };
     if !left.is_empty() {
-        eprintln!(
-            "\nbless: left as {} (a crash, a timeout, an answer the gateway refuses, an undeclared code or a transient failure is never an example):",
+        let mut paragraph = format!(
+            "bless: left as {} (a crash, a timeout, an answer the gateway refuses, an undeclared code or a transient failure is never an example):",
             if left.len() == 1 { "it is" } else { "they are" }
         );
         for (name, why) in &left {
-            eprintln!("  `{name}`: {}", secrets.scrub(why));
+            paragraph.push_str(&format!("\n  `{name}`: {why}"));
         }
+        said.push(paragraph);
     }
     if blessed_trials != failed {
-        return Outcome::Left;
+        return Finished {
+            outcome: Outcome::Left,
+            said,
+        };
     }
     // libtest printed `FAILED` for the differences just written: say why the run passes.
     let shown = holon_core::message::path_shown(path);
-    match failed {
-        0 => eprintln!(
-            "\nbless: every example of `{shown}` already says what the agent does: nothing to write"
+    said.push(match failed {
+        0 => format!(
+            "bless: every example of `{shown}` already says what the agent does: nothing to write"
         ),
-        1 => eprintln!(
-            "\nbless: the failed trial above was the difference now written into `{shown}`, and nothing else failed: the run passes (read `git diff {shown}` before you commit)"
+        1 => format!(
+            "bless: the failed trial above was the difference now written into `{shown}`, and nothing else failed: the run passes (read `git diff {shown}` before you commit)"
         ),
-        n => eprintln!(
-            "\nbless: the {n} failed trials above were the differences now written into `{shown}`, and nothing else failed: the run passes (read `git diff {shown}` before you commit)"
+        n => format!(
+            "bless: the {n} failed trials above were the differences now written into `{shown}`, and nothing else failed: the run passes (read `git diff {shown}` before you commit)"
         ),
+    });
+    Finished {
+        outcome: Outcome::Blessed,
+        said,
     }
-    Outcome::Blessed
 }
 
 /// What the passes' answers allow: the changes to write, and the examples left with why.
@@ -148,23 +167,19 @@ fn decide(manifest: &Manifest, seen: &[Seen], secrets: &Secrets) -> Decided {
     decided
 }
 
-/// Writes the changes and says which were written; returns the failed trials they account
-/// for. An example that moved in the file during the run is added to `left`.
+/// Writes the changes and adds to `said` which were written; returns the failed trials they
+/// account for. An example that moved in the file during the run is added to `left`.
 fn write_changes(
     path: &Path,
-    changes: &[Change],
-    accounts: &[u64],
+    (changes, accounts): (&[Change], &[u64]),
     left: &mut Vec<(String, String)>,
-    secrets: &Secrets,
+    said: &mut Vec<String>,
 ) -> u64 {
     let shown = holon_core::message::path_shown(path);
     let fates = match bless_file(path, changes) {
         Ok(fates) => fates,
         Err(why) => {
-            eprintln!(
-                "\nbless: `{shown}` was not rewritten: {}",
-                secrets.scrub(&why.to_string())
-            );
+            said.push(format!("bless: `{shown}` was not rewritten: {why}"));
             return 0;
         }
     };
@@ -193,15 +208,13 @@ fn write_changes(
         }
     }
     if !lines.is_empty() {
-        eprintln!(
-            "\nbless: `{shown}`: {} example{} now say{} what the agent does",
+        said.push(format!(
+            "bless: `{shown}`: {} example{} now say{} what the agent does\n{}",
             lines.len(),
             if lines.len() == 1 { "" } else { "s" },
-            if lines.len() == 1 { "s" } else { "" }
-        );
-        for line in lines {
-            eprintln!("{}", secrets.scrub(&line));
-        }
+            if lines.len() == 1 { "s" } else { "" },
+            lines.join("\n")
+        ));
     }
     blessed_trials
 }
@@ -316,7 +329,7 @@ mod tests {
                 Err(why) => collector.unanswered(*pass, &name, why),
             }
         }
-        let code = finish(&path, &manifest, &collector, failed, &Secrets::default());
+        let code = finish(&path, &manifest, &collector, failed, &Secrets::default()).outcome;
         (code, words_before(&manifest), words_after(&path))
     }
 
@@ -367,8 +380,14 @@ mod tests {
             seen(&collector, pass, &name, Ok(Expect::Output(answer.clone())));
         }
         let secrets = Secrets::given([("API_KEY", "sk-0123456789")]);
-        let outcome = finish(&path, &manifest, &collector, 2, &secrets);
-        assert_eq!(outcome, Outcome::Left);
+        let finished = finish(&path, &manifest, &collector, 2, &secrets);
+        assert_eq!(finished.outcome, Outcome::Left);
+        // What bless says of it names the variable, never the value.
+        let said = finished.said.join("\n");
+        assert!(
+            said.contains("API_KEY") && !said.contains("sk-0123456789"),
+            "{said}"
+        );
         assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
         let answer = Expect::Output(answer);
         assert_eq!(secret_in(&answer, &secrets), Some("API_KEY"));

@@ -14,7 +14,7 @@
 //! byte span and style of every node, from granit-parser, the parser the manifest reader uses);
 //! `rewrite` (the surgical edit, read back against the intended document, values written by
 //! `holon-yaml`); `write` (lock, re-read, publish checks, temporary file and rename); `finish`
-//! (what to write, written and said); `append` (`call --save`: a call appended as an example).
+//! (what to write, written, and what to say of it, which the harness says); `append` (`call --save`: a call appended as an example).
 
 mod append;
 mod collect;
@@ -27,4 +27,4 @@ mod write;
 pub use append::append;
 pub use collect::{Collector, Seen};
 pub use error::{BlessError, LayoutError, RewriteError};
-pub use finish::{Outcome, finish};
+pub use finish::{Finished, Outcome, finish};

@@ -45,7 +45,7 @@ pub struct Explored {
     pub edges: usize,
     /// The statuses the cases ended in, by code.
     pub statuses: BTreeMap<String, usize>,
-    /// The line the trial printed: the cases, what they reached, the codes none reached.
+    /// The trial's line: the cases, what they reached, the codes none reached.
     pub line: String,
 }
 
@@ -67,7 +67,18 @@ impl Explorer {
         self.explored.lock().map(|e| e.clone()).unwrap_or_default()
     }
 
-    /// Prints a trial's line, and keeps what it reached.
+    /// The line of the trial `trial`, once it ended: the cases, what they reached, the codes
+    /// none reached (the harness says it).
+    pub fn line_of(&self, trial: &str) -> Option<String> {
+        let explored = self.explored.lock().ok()?;
+        explored
+            .iter()
+            .rev()
+            .find(|e| e.trial == trial)
+            .map(|e| e.line.clone())
+    }
+
+    /// Keeps a trial's line, and what it reached.
     fn said(&self, trial: &str, tally: &report::Tally, plan: &Plan) {
         let line = tally.line(trial, &self.manifest, plan.refused);
         let line = match &self.settings.partition {
@@ -79,7 +90,6 @@ impl Explorer {
             ),
             None => line,
         };
-        eprintln!("{line}");
         if let Ok(mut explored) = self.explored.lock() {
             explored.push(Explored {
                 trial: trial.to_string(),

@@ -54,6 +54,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::process::{Readiness, ServerProcess, ServerSpec};
+use crate::reporter::{Event, say};
 use holon_runtime::{Agent, AgentFuture, Ctx, Failure};
 
 /// The function-mode protocol this harness speaks (the module's docs say it).
@@ -284,7 +285,7 @@ impl Inner {
             }
             Err(Lost(why)) => {
                 // Said once, whole; each call after says it in one line.
-                eprintln!("\nerror: {why}\n");
+                say(Event::Paragraph(format!("error: {why}\n")));
                 let line = why.lines().next().unwrap_or("").to_string();
                 let short = format!("{line} (its output is printed above)");
                 *state = State::Broken(short.clone());
@@ -421,14 +422,14 @@ impl Inner {
                             None => {
                                 if hello_apart(&hello) && !said.version.swap(true, Ordering::SeqCst)
                                 {
-                                    eprintln!("{}", version_note(&hello, &command));
+                                    say(Event::Line(version_note(&hello, &command)));
                                 }
                                 continue;
                             }
                         },
                         None => {
                             if !said.moving.swap(true, Ordering::SeqCst) {
-                                eprintln!("{}", moving_note(&command));
+                                say(Event::Line(moving_note(&command)));
                             }
                         }
                     }

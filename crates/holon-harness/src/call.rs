@@ -23,6 +23,7 @@ use crate::function::FunctionPass;
 use crate::mcp::McpPass;
 use crate::measure::{CallEnd, receipt};
 use crate::pass::Caller;
+use crate::reporter::Event;
 use crate::target::Target;
 use holon_core::gateway::{Answer, Pass, Status};
 use holon_core::json::equal;
@@ -72,7 +73,7 @@ pub(crate) fn make(
     if let Some(output) = adapter.and_then(|a| a.stop())
         && code != exit::OK
     {
-        eprintln!("\n{}", run.records.scrub(&output));
+        run.reporter.emit(Event::Paragraph(output));
     }
     Ok(code)
 }
@@ -168,11 +169,11 @@ fn resolve(run: &Run, spec: &Spec) -> Result<(Value, Option<String>), u8> {
                 let names: Vec<String> = (manifest.examples.iter())
                     .map(|e| format!("`{}`", e.name))
                     .collect();
-                eprintln!(
-                    "error: `{}` has no example named `{name}` (its examples: {})",
+                run.reporter.emit(Event::Error(format!(
+                    "`{}` has no example named `{name}` (its examples: {})",
                     holon_core::message::path_shown(&manifest.path),
                     names.join(", ")
-                );
+                )));
                 return Err(exit::REFUSED);
             }
         },
@@ -182,9 +183,9 @@ fn resolve(run: &Run, spec: &Spec) -> Result<(Value, Option<String>), u8> {
             (input.clone(), same.map(|e| e.name.clone()))
         }
         (None, None) => {
-            eprintln!(
-                "error: no input to call with (give INPUT, `@file.json` or `--example NAME`)"
-            );
+            run.reporter.emit(Event::Error(
+                "no input to call with (give INPUT, `@file.json` or `--example NAME`)".into(),
+            ));
             return Err(exit::USAGE);
         }
     };
@@ -205,19 +206,19 @@ fn resolve(run: &Run, spec: &Spec) -> Result<(Value, Option<String>), u8> {
                 holon_core::message::path_shown(&manifest.path)
             ),
         };
-        eprintln!(
-            "error: the input's file handle `{handle}` cannot be served: {why}; nothing was called"
-        );
+        run.reporter.emit(Event::Error(format!(
+            "the input's file handle `{handle}` cannot be served: {why}; nothing was called"
+        )));
         return Err(exit::REFUSED);
     }
     // A name taken is refused before the call is paid for (and again as the file is written).
     if let Some(name) = &spec.save
         && manifest.examples.iter().any(|e| e.name == *name)
     {
-        eprintln!(
-            "error: `--save {name}`: `{}` has an example named `{name}` already: nothing was called, nothing was written (name the new one otherwise)",
+        run.reporter.emit(Event::Error(format!(
+            "`--save {name}`: `{}` has an example named `{name}` already: nothing was called, nothing was written (name the new one otherwise)",
             holon_core::message::path_shown(&manifest.path)
-        );
+        )));
         return Err(exit::REFUSED);
     }
     Ok(resolved)
@@ -232,7 +233,6 @@ pub(crate) fn one(
     (input, example): (Value, Option<String>),
 ) -> u8 {
     let manifest = &run.manifest;
-    let secrets = (run.upstreams.as_ref()).map_or_else(Default::default, |u| u.secrets().clone());
     let pass = if spec.function {
         Pass::Function
     } else {
@@ -255,7 +255,7 @@ pub(crate) fn one(
             let caller = match caller {
                 Ok(caller) => caller,
                 Err(why) => {
-                    eprintln!("error: {why}");
+                    run.reporter.emit(Event::Error(why.to_string()));
                     return exit::REFUSED;
                 }
             };
@@ -268,14 +268,13 @@ pub(crate) fn one(
             (document(run, pass, example.as_deref(), &end), status)
         }
     };
-    let shown = secrets.scrub(&document.to_string()).into_owned();
-    let shown: Value = serde_json::from_str(&shown).unwrap_or(document.clone());
+    // Scrubbed of the run's secrets as the reporter writes it.
     let said = if spec.json {
-        format!("{shown}\n")
+        format!("{document}\n")
     } else {
-        human(&shown, pass, matches!(status, Some(Status::Declared(_))))
+        human(&document, pass, matches!(status, Some(Status::Declared(_))))
     };
-    print(&said);
+    run.reporter.emit(Event::Output(said));
     let gated = document.get("status") == Some(&json!("rejected_input"));
     let mut code = match &status {
         Some(Status::Success | Status::Declared(_)) => exit::OK,
@@ -285,12 +284,13 @@ pub(crate) fn one(
     };
     if let Some(name) = &spec.save {
         match saved(run, (name, &input), status.as_ref(), &document) {
-            Ok(()) => eprintln!(
+            Ok(()) => run.reporter.emit(Event::Line(format!(
                 "saved the call as the example `{name}` in `{}`",
                 holon_core::message::path_shown(&manifest.path)
-            ),
+            ))),
             Err(why) => {
-                eprintln!("error: `--save {name}`: {why}");
+                run.reporter
+                    .emit(Event::Error(format!("`--save {name}`: {why}")));
                 code = code.max(exit::REFUSED);
             }
         }
@@ -304,8 +304,12 @@ pub(crate) fn one(
 /// the pass and the manifest; `not_judged` when there was nothing to judge.
 fn document(run: &Run, pass: Pass, example: Option<&str>, end: &CallEnd) -> Value {
     let manifest = &run.manifest;
-    let secrets = (run.upstreams.as_ref()).map_or_else(Default::default, |u| u.secrets().clone());
-    let receipt = receipt(manifest, (pass, example.unwrap_or_default()), end, &secrets);
+    let receipt = receipt(
+        manifest,
+        (pass, example.unwrap_or_default()),
+        end,
+        &run.reporter,
+    );
     let field = |key: &str| receipt.get(key).cloned().unwrap_or(Value::Null);
     let mut document = serde_json::Map::new();
     for key in ["status", "billed", "ms"] {
@@ -431,11 +435,7 @@ fn saved(
         }
         None => return Err(CallError::NotJudged),
     };
-    let secrets = (run.upstreams.as_ref()).map(|u| u.secrets().clone());
-    if let Some(secret) = secrets
-        .as_ref()
-        .and_then(|s| s.name_in(&expect.value().to_string()))
-    {
+    if let Some(secret) = run.reporter.secrets().name_in(&expect.value().to_string()) {
         return Err(CallError::Secret(secret.to_string()));
     }
     Ok(holon_bless::append(&manifest.path, name, input, &expect)?)
@@ -444,11 +444,4 @@ fn saved(
 /// The field `key` of `value`, `null` when it has none.
 fn at<'v>(value: &'v Value, key: &str) -> &'v Value {
     value.get(key).unwrap_or(&Value::Null)
-}
-
-/// Writes to standard output; a reader that went away (`| head`) is not an error of ours.
-fn print(text: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }

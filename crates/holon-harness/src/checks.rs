@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::reporter::{Event, say};
 use holon_core::check::{self, Report};
 use holon_core::ids;
 
@@ -47,10 +48,7 @@ pub(crate) fn before_run(
         checks(path, bless)
     };
     if !report.accepted() || (report.warnings() > 0 && !shown) {
-        eprint!("{}", check::render::human(&report, color, program));
-        if crate::github::enabled() {
-            print!("{}", crate::github::render_check(&report, program));
-        }
+        say_report(&report, color, program);
     }
     (report, held)
 }
@@ -68,7 +66,7 @@ pub fn hold_back(report: &mut Report) -> Report {
 /// The held-back warnings after the run: a code that `reached` names (a fault trial that passed
 /// reached it, or explore did) is proven (a note), one it does not name keeps its warning, its
 /// hint naming `program`'s `explain`.
-pub fn print_deferred(
+pub fn say_deferred(
     mut deferred: Report,
     reached: &BTreeMap<String, String>,
     color: bool,
@@ -77,18 +75,23 @@ pub fn print_deferred(
     deferred.diagnostics.retain(|d| {
         let covered = code_of(&d.message).and_then(|c| reached.get(c).map(|by| (c, by)));
         if let Some((code, by)) = covered {
-            eprintln!(
-                "note: declared error `{code}` has no example, and needs none to be tested: {by} reached it, so the tests prove the agent raises it"
-            );
+            say(Event::Note(format!(
+                "declared error `{code}` has no example, and needs none to be tested: {by} reached it, so the tests prove the agent raises it"
+            )));
         }
         covered.is_none()
     });
     if deferred.diagnostics.is_empty() {
         return;
     }
-    eprint!("{}", check::render::human(&deferred, color, program));
+    say_report(&deferred, color, program);
+}
+
+/// The checks' `report` as `check` prints it, and under GitHub Actions as annotations too.
+fn say_report(report: &Report, color: bool, program: &str) {
+    say(Event::Text(check::render::human(report, color, program)));
     if crate::github::enabled() {
-        print!("{}", crate::github::render_check(&deferred, program));
+        say(Event::Output(crate::github::render_check(report, program)));
     }
 }
 

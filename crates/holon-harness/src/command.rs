@@ -9,8 +9,9 @@ use std::process::{Command, ExitStatus};
 use libtest_mimic::Arguments;
 
 use crate::Harness;
+use crate::reporter::{Event, say};
 use crate::settings::Layer;
-use holon_core::check::Report;
+use holon_core::check::{self, Report};
 
 pub use crate::call::{CALL_VAR, Spec as CallSpec};
 pub use crate::era::{Era, PROTOCOL_VAR, Protocol, parse_protocol};
@@ -254,10 +255,7 @@ pub fn report(
     let checked = match holon_core::check::into_manifest(report) {
         Ok(checked) => checked,
         Err(refused) => {
-            eprint!(
-                "{}",
-                holon_core::check::render::human(&refused, color, program)
-            );
+            say(Event::Text(check::render::human(&refused, color, program)));
             return crate::exit::REFUSED;
         }
     };
@@ -268,34 +266,27 @@ pub fn report(
                 .map(|u| (u.name.clone(), u.price))
                 .collect(),
             Err(refused) => {
-                eprint!(
-                    "{}",
-                    holon_core::check::render::human(&refused, color, program)
-                );
+                say(Event::Text(check::render::human(&refused, color, program)));
                 return crate::exit::REFUSED;
             }
         };
     let measured = match crate::measure::measured(&checked, files, &prices) {
         Ok(measured) => measured,
         Err(e) => {
-            eprintln!("error: {e}");
+            say(Event::Error(e.to_string()));
             return crate::exit::REFUSED;
         }
     };
     for note in &measured.notes {
-        eprintln!("warning: {note}");
+        say(Event::Warning(note.clone()));
     }
     let Some(out) = out else {
-        // A reader that went away (`| head`) is not an error of ours.
-        use std::io::Write;
-        let _ = std::io::stdout()
-            .lock()
-            .write_all(measured.lines.as_bytes());
+        say(Event::Output(measured.lines));
         return crate::exit::OK;
     };
     match crate::page::of_receipts(&checked, files, measured).write(out) {
         Ok(()) => {
-            eprintln!("report: wrote `{}`", out.display());
+            say(Event::Line(format!("report: wrote `{}`", out.display())));
             crate::exit::OK
         }
         Err(e) => crate::error::RunError::from(e).report(color, program),

@@ -18,6 +18,8 @@ pub(crate) struct Run {
     pub manifest: Arc<Manifest>,
     /// The settings, resolved once.
     pub settings: Settings,
+    /// Where everything the run says goes, scrubbed of its secrets.
+    pub reporter: crate::reporter::Reporter,
     /// Each trial's end, for the reports.
     pub records: Arc<Records>,
     /// What the passes saw, when blessing.

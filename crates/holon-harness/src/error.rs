@@ -9,6 +9,7 @@ use std::sync::Arc;
 use holon_core::gateway::{Status, Trouble};
 
 use crate::exit;
+use crate::reporter::{Event, say};
 
 /// A setting that cannot be used: a value of the command line, a variable, or the builder.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -698,27 +699,29 @@ impl RunError {
     /// code: a refused `holon-test.toml` as `check` prints it (each hint naming `program`'s
     /// `explain`), anything else on one `error:` line.
     pub fn report(&self, color: bool, program: &str) -> u8 {
-        let render = |report| holon_core::check::render::human(report, color, program);
+        let render = |report| Event::Text(holon_core::check::render::human(report, color, program));
         match self {
-            RunError::Config(report) => eprint!("{}", render(report)),
+            RunError::Config(report) => say(render(report)),
             RunError::Upstreams(holon_upstream::StartError::Recordings { reports, record }) => {
                 for report in reports {
-                    eprint!("{}", render(report));
+                    say(render(report));
                 }
-                eprintln!(
-                    "error: the recordings were not read, and nothing was written{}",
+                say(Event::Error(format!(
+                    "the recordings were not read, and nothing was written{}",
                     if *record {
                         holon_upstream::FORCE_HINT
                     } else {
                         ""
                     }
-                );
+                )));
             }
             RunError::Upstreams(holon_upstream::StartError::Secrets { report }) => {
-                eprint!("{}", render(report));
-                eprintln!("error: no call was made, and nothing was written");
+                say(render(report));
+                say(Event::Error(
+                    "no call was made, and nothing was written".into(),
+                ));
             }
-            other => eprintln!("error: {other}"),
+            other => say(Event::Error(other.to_string())),
         }
         self.exit_code()
     }

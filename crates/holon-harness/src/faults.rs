@@ -19,6 +19,7 @@ use crate::context::Run;
 use crate::error::FaultsFailed;
 use crate::pass::{Caller, Planted};
 use crate::planted::FaultFlight;
+use crate::reporter::{Event, Reporter};
 use holon_core::gateway::{Answer, Gateway, Pass, Status};
 use holon_core::json::equal as json_eq;
 use holon_core::manifest::{Example, Expect, Manifest};
@@ -51,6 +52,8 @@ pub struct Faults {
     command: String,
     only: Option<Only>,
     tallies: Mutex<BTreeMap<Pass, Tally>>,
+    /// Where each pass's coverage line goes.
+    reporter: Reporter,
 }
 
 impl Faults {
@@ -71,6 +74,7 @@ impl Faults {
     ) -> Option<Arc<Faults>> {
         let upstreams = run.upstreams.as_ref().filter(|_| Faults::run_in(run))?;
         let faults = Arc::new(Faults {
+            reporter: run.reporter.clone(),
             manifest: run.manifest.clone(),
             command,
             only: run.settings.fault,
@@ -295,10 +299,8 @@ impl Faults {
             return reached;
         };
         for (pass, tally) in tallies.iter() {
-            eprintln!("{}", tally.line(pass.name()));
-            for warning in &tally.warnings {
-                eprintln!("{warning}");
-            }
+            self.reporter.emit(Event::Line(tally.line(pass.name())));
+            (self.reporter).emit_all(tally.warnings.iter().cloned().map(Event::Line));
             for (code, by) in &tally.codes {
                 reached.entry(code.clone()).or_insert_with(|| by.clone());
             }

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use super::record::Record;
+use super::reporter::{Event, Reporter};
 use holon_core::check::{self, Report};
 use holon_core::manifest::Manifest;
 
@@ -48,7 +49,11 @@ pub fn example_lines(report: &Report) -> Vec<(u64, u64)> {
 /// Every failed example trial as an `::error` at its example's line, with the first line of
 /// the reason (for an output that differs, its first differing path) and the gateway status; a
 /// failed trial of no example (`mcp::tools/list`) on the file as a whole.
-pub fn print_failures(manifest: &Manifest, lines: &[(u64, u64)], records: &[Record]) {
+pub(crate) fn annotate_failures(
+    reporter: &Reporter,
+    (manifest, lines): (&Manifest, &[(u64, u64)]),
+    records: &[Record],
+) {
     let file = file_for(&manifest.path);
     for record in records {
         let Some(failure) = &record.failure else {
@@ -69,9 +74,7 @@ pub fn print_failures(manifest: &Manifest, lines: &[(u64, u64)], records: &[Reco
             Some(cause) => format!("{first}; gateway status: {}", cause.status),
             None => first.to_string(),
         };
-        println!(
-            "{}",
-            check::annotation("error", &file, line, column, &record.name, &reason)
-        );
+        let annotation = check::annotation("error", &file, line, column, &record.name, &reason);
+        reporter.emit(Event::Output(format!("{annotation}\n")));
     }
 }

@@ -23,6 +23,7 @@ mod call;
 mod checks;
 pub mod command;
 mod compare;
+mod conclude;
 mod config_layer;
 mod context;
 mod era;
@@ -39,10 +40,12 @@ mod measure;
 mod page;
 mod pass;
 mod planted;
+mod prepare;
 mod process;
 mod provenance;
 mod record;
 mod remote;
+mod reporter;
 mod settings;
 mod setup;
 #[cfg(target_os = "linux")]
@@ -61,24 +64,20 @@ use std::time::Duration;
 
 use libtest_mimic::{Arguments, Trial};
 
-use crate::context::{Functions, Run};
+use crate::context::Run;
 use crate::era::{Era, Protocol};
 use crate::error::RunError;
 use crate::function::FunctionPass;
 use crate::mcp::{McpPass, Server};
-use crate::measure::{Asked, Meter, Plan, Receipts, Setup};
 use crate::pass::Caller;
 use crate::process::ServerSpec;
-use crate::record::{Fault, Records};
+use crate::record::Fault;
+use crate::reporter::Event;
 use crate::settings::Layer;
-use crate::trials::{runs, second, second_era, selected};
-use holon_bless::Collector;
-use holon_core::check;
+use crate::trials::{runs, second, second_era, selected, threads, use_color};
 use holon_core::gateway::Pass;
-use holon_core::manifest::Manifest;
 use holon_explore::Explorer;
 use holon_runtime::Agent;
-use holon_upstream::{Mode, Upstreams};
 
 /// A `harness = false` test target in five lines:
 ///
@@ -236,7 +235,7 @@ impl Harness {
             return ExitCode::from(match spec {
                 Ok(spec) => self.call_code(&spec),
                 Err(why) => {
-                    eprintln!("error: {why}");
+                    reporter::say(Event::Error(why.to_string()));
                     exit::USAGE
                 }
             });
@@ -285,10 +284,11 @@ impl Harness {
         });
         if !args.list {
             for line in &run.plan.left_out {
-                eprintln!("note: `--max-calls`: {line}");
+                run.reporter
+                    .emit(Event::Note(format!("`--max-calls`: {line}")));
             }
             if let Some(note) = run.plan.shard_note(faults::Faults::run_in(&run)) {
-                eprintln!("{note}");
+                run.reporter.emit(Event::Line(note));
             }
         }
         let mut trials = Vec::new();
@@ -317,9 +317,9 @@ impl Harness {
             && (runs(args, "mcp::initialize") || runs(args, &format!("{}::initialize", second())))
         {
             match mcp.server.connect_first() {
-                Ok(Some(note)) => eprintln!("{note}"),
+                Ok(Some(note)) => run.reporter.emit(Event::Line(note)),
                 Ok(None) => {}
-                Err(mismatch) => eprintln!("error: {mismatch}"),
+                Err(mismatch) => run.reporter.emit(Event::Error(mismatch.to_string())),
             }
         }
         // A server already running calls its real upstreams, where no fault can be planted;
@@ -351,7 +351,7 @@ impl Harness {
             for (code, by) in explorer.reached() {
                 reached.entry(code).or_insert(by);
             }
-            checks::print_deferred(held, &reached, use_color(args), &self.program);
+            checks::say_deferred(held, &reached, use_color(args), &self.program);
         }
         let mut passes: Vec<Arc<dyn Caller>> = Vec::new();
         passes.extend(function.map(|f| f as Arc<dyn Caller>));
@@ -414,173 +414,6 @@ impl Harness {
             Some(line) => line.clone(),
             None => settings::RUST_COMMAND.to_string(),
         }
-    }
-
-    /// The checks (printed when they refuse, or warn and were not shown yet), then the settings
-    /// of the run; `None` when the checks refused the manifest (and said why).
-    fn prepare(&self, args: &Arguments) -> Result<Option<(Run, check::Report)>, RunError> {
-        // Under `--bless`, an example output the schema no longer admits is a difference the
-        // run writes, not a refusal.
-        let bless = settings::blesses(&self.command_line, &self.given);
-        let (report, held) = checks::before_run(
-            &self.manifest,
-            bless,
-            self.checks_shown,
-            use_color(args),
-            &self.program,
-        );
-        let lines = github::enabled().then(|| github::example_lines(&report));
-        let manifest = match check::into_manifest(report) {
-            Ok(manifest) => manifest,
-            Err(refused) => {
-                if let Some(path) = settings::junit_of(&self.command_line, &self.given)
-                    && !args.list
-                {
-                    junit::write_refused(&path, &junit::agent_of(&self.manifest), &refused)?;
-                }
-                return Ok(None);
-            }
-        };
-        let manifest = Arc::new(manifest);
-        let config = holon_config::read(&manifest.dir()).map_err(RunError::Config)?;
-        let file = config_layer::layer(config.as_ref()).map_err(RunError::Config)?;
-        let mut settings = settings::resolve(
-            &self.command_line,
-            &self.given,
-            &file,
-            &self.manifest,
-            self.replay.as_deref(),
-        )?;
-        let prices: Vec<(String, Option<holon_config::TokenPrice>)> = (config.iter())
-            .flat_map(|c| c.upstreams.iter())
-            .map(|u| (u.name.clone(), u.price))
-            .collect();
-        let upstreams = match config.filter(|c| !c.upstreams.is_empty()) {
-            None => None,
-            Some(config) => {
-                if settings.upstream == Mode::Live {
-                    // The real model's answers vary from call to call.
-                    settings.explore.differential = false;
-                }
-                let start = holon_upstream::Start {
-                    manifest: &manifest,
-                    config,
-                    mode: settings.upstream,
-                    function: self.agent.is_some(),
-                    command: self.command(),
-                    seed: settings.explore.seed,
-                    bless: settings.bless,
-                    force: settings.force,
-                };
-                let mut upstreams = Upstreams::start(start)?;
-                if let Some(seed) = upstreams.recorded_seed()
-                    && settings.explore.seed_from_manifest
-                {
-                    upstreams.use_seed(seed);
-                    // The recorded cases, drawn again.
-                    let old = settings.explore.seed.to_string();
-                    settings.explore.replay =
-                        settings.explore.replay.replace(&old, &seed.to_string());
-                    settings.explore.seed = seed;
-                    settings.explore.seed_from_manifest = false;
-                }
-                Some(Arc::new(upstreams))
-            }
-        };
-        let functions = match &self.agent {
-            Some(_) => Some(Arc::new(
-                Functions::new(threads(args)).map_err(|e| RunError::Functions(Arc::new(e)))?,
-            )),
-            None => None,
-        };
-        let bless = settings.bless.then(|| Arc::new(Collector::default()));
-        let secrets = (upstreams.as_ref()).map_or_else(Default::default, |u| u.secrets().clone());
-        let plan = self.plan(args, &manifest, &mut settings, upstreams.as_deref());
-        if let Some(u) = upstreams.as_deref().filter(|_| !args.list)
-            && let Some(note) = plan.explore_spends(u.mode())
-        {
-            eprintln!("{note}");
-        }
-        let receipts = match &settings.receipts {
-            Some(path) => Some(Receipts::create(path, plan.share())?),
-            None => None,
-        };
-        let live = (upstreams.as_ref()).is_some_and(|u| u.mode() == Mode::Live);
-        let meter = match plan.measured {
-            Some(pass) if settings.measures(live) => Some(Arc::new(Meter::new(Setup {
-                head: plan.head(pass, &settings, upstreams.as_deref()),
-                planned: plan.share().0,
-                left_out: plan.left_out.clone(),
-                manifest: manifest.clone(),
-                pass,
-                prices: prices.clone(),
-                receipts,
-                secrets: secrets.clone(),
-                upstreams: upstreams.clone(),
-            }))),
-            _ => None,
-        };
-        let places = Arc::new(context::Places::new(manifest.clone()));
-        let run = Run {
-            manifest,
-            settings,
-            records: Arc::new(Records::new(secrets)),
-            bless,
-            lines,
-            upstreams,
-            functions,
-            adapter: self.adapter.clone(),
-            plan,
-            meter,
-            prices,
-            places,
-            bless_command: self.bless_command(),
-        };
-        Ok(Some((run, held)))
-    }
-
-    /// How many calls each pass makes of each example (`--repeat`, `--max-calls`), explore's
-    /// cases under the budget, and the fault trials off under it (what they replay is free,
-    /// and the budget counts calls to the agent).
-    fn plan(
-        &self,
-        args: &Arguments,
-        manifest: &Manifest,
-        settings: &mut settings::Settings,
-        upstreams: Option<&Upstreams>,
-    ) -> Plan {
-        let names: Vec<String> = manifest.examples.iter().map(|e| e.name.clone()).collect();
-        let mcp = self.server.is_some() || settings.server_url.is_some();
-        let function =
-            (self.agent.is_some()).then(|| selected(args, manifest, Pass::Function.name()));
-        let server = mcp.then(|| selected(args, manifest, Pass::Mcp.name()));
-        let explore_trials = [
-            self.agent.is_some() && runs(args, "explore::function"),
-            mcp && runs(args, "explore::mcp"),
-        ]
-        .into_iter()
-        .filter(|t| *t)
-        .count() as u32;
-        let mut plan = Plan::new(&Asked {
-            names: &names,
-            function: function.as_deref(),
-            mcp: server.as_deref(),
-            repeat: settings.repeat.unwrap_or(1),
-            max_calls: settings.max_calls,
-            explore: (settings.explore.cases, explore_trials),
-            partition: settings.partition,
-        });
-        if settings.max_calls.is_some() {
-            settings.explore.cases = plan.explore_cases;
-            let replayed = upstreams.is_some_and(|u| u.mode() == Mode::Replay);
-            if settings.faults && replayed {
-                settings.faults = false;
-                plan.left_out.push(
-                    "the fault trials: off (they replay the recordings, and `--max-calls` bounds the calls to the agent; run them without it)".into(),
-                );
-            }
-        }
-        plan
     }
 
     /// `mcp::tools/list`, the `mcp::<example>` trials and `explore::mcp`, all through one
@@ -647,131 +480,6 @@ impl Harness {
             env: &self.server_env,
         }
     }
-
-    /// After the trials: the server stopped (its output shown when a trial failed), the notes,
-    /// the annotations, `--bless`, the JUnit report, the `--report` page, and the exit code.
-    fn conclude(
-        &self,
-        run: &Run,
-        args: &Arguments,
-        conclusion: &libtest_mimic::Conclusion,
-        passes: &[Arc<dyn Caller>],
-        mcp: Option<&Mcp>,
-        (started, explorer): (std::time::Instant, &Explorer),
-    ) -> u8 {
-        let scrub = |text: &str| run.records.scrub(text);
-        if let Some(mcp) = mcp
-            && let Some(said) = mcp.server.said()
-        {
-            let said = match mcp.one_era && mcp.server.eras_tested() > 1 {
-                true => "the server speaks two eras: a measured run calls it in the newest alone, the era its calls were counted in (a run that measures nothing tests it in both)".to_string(),
-                false => said,
-            };
-            eprintln!("\nmcp: {}", scrub(&said));
-        }
-        if let Some(mcp) = &mcp
-            && let Some(output) = mcp.server.stop(mcp.passes.iter().any(|p| p.hung()))
-            && conclusion.has_failed()
-        {
-            eprintln!(
-                "\n--- server output (last lines) ---\n{}\n---",
-                scrub(&output)
-            );
-        }
-        let function = self.adapter.as_ref().and_then(|a| a.stop());
-        if let Some(output) = function.filter(|_| conclusion.has_failed()) {
-            eprintln!("\n{}", scrub(&output));
-        }
-        for note in passes.iter().filter_map(|p| p.retry_note()) {
-            eprintln!("\n{}", scrub(&note));
-        }
-        for shared in run.records.shared() {
-            eprintln!("\n{}", scrub(&record::note(&shared)));
-        }
-        let records = run.records.take();
-        if let Some(lines) = &run.lines {
-            github::print_failures(&run.manifest, lines, &records);
-        }
-        let mut code = match &run.bless {
-            Some(seen) => {
-                let secrets = (run.upstreams.as_ref()).map(|u| u.secrets().clone());
-                match holon_bless::finish(
-                    &self.manifest,
-                    &run.manifest,
-                    seen,
-                    conclusion.num_failed,
-                    &secrets.unwrap_or_default(),
-                ) {
-                    holon_bless::Outcome::Blessed => exit::OK,
-                    holon_bless::Outcome::Left => exit::FAILED,
-                }
-            }
-            None if conclusion.has_failed() => exit::FAILED,
-            None => exit::OK,
-        };
-        // What an agent gave up on is still answered, and paid for: counted before the spend.
-        if let Some(upstreams) = run.upstreams.as_ref().filter(|_| !args.list) {
-            upstreams.settle();
-            if let Some(meter) = &run.meter {
-                meter.late_receipts();
-            }
-        }
-        if let Some(meter) = run.meter.as_ref().filter(|_| !args.list) {
-            let gates = (
-                run.settings.min_success_rate,
-                run.settings.min_strict_success_rate,
-            );
-            code = code.max(meter.conclude(gates, conclusion.num_failed as usize));
-            if let Some(error) = meter.receipts_failure() {
-                code = code.max(RunError::from(error).report(use_color(args), &self.program));
-            }
-        }
-        if let Some(upstreams) = &run.upstreams {
-            if matches!(upstreams.mode(), Mode::Live | Mode::Record) && !args.list {
-                let currency = &run.manifest.pricing.currency;
-                let spent = measure::run_spend(&upstreams.spend(true), &run.prices, currency);
-                eprint!("{}", scrub(&spent));
-            }
-            if upstreams.mode() == Mode::Record && run.bless.is_none() && conclusion.has_failed() {
-                // The examples still say what the agent answered before: the new recordings
-                // replay, offline, into them.
-                eprintln!(
-                    "\nnote: the examples that failed may only differ from what the model answers now: `{}` writes the agent's answers from the new recordings into them (no key needed)",
-                    self.bless_command()
-                );
-            }
-            let names: Vec<String> = run
-                .manifest
-                .examples
-                .iter()
-                .map(|e| e.name.clone())
-                .collect();
-            if let Err(error) = upstreams.finish(&names) {
-                code = code.max(RunError::from(error).report(use_color(args), &self.program));
-            }
-        }
-        if let Some(path) = run.settings.report.as_ref().filter(|_| !args.list) {
-            let page = page::of_run(run, &records, explorer.explored(), conclusion, code);
-            match page.write(path) {
-                // Said, so that the author can open it: the path as given.
-                Ok(()) => eprintln!("report: wrote `{}`", path.display()),
-                Err(error) => {
-                    code = code.max(RunError::from(error).report(use_color(args), &self.program));
-                }
-            }
-        }
-        match &run.settings.junit {
-            Some(path) if !args.list => {
-                match junit::write(path, &run.manifest.name, &records, started.elapsed()) {
-                    Ok(()) => code,
-                    Err(error) => {
-                        code.max(RunError::from(error).report(use_color(args), &self.program))
-                    }
-                }
-            }
-            _ => code,
-        }
-    }
 }
 
 /// The MCP pass of a run: its server, and the pass in each era it is tested in (the newest
@@ -781,19 +489,4 @@ struct Mcp {
     passes: Vec<Arc<McpPass>>,
     /// Whether the run measures its calls, and so tests the server in its newest era alone.
     one_era: bool,
-}
-
-/// The threads the function pass may compute on: libtest's `--test-threads`, or one per core.
-fn threads(args: &Arguments) -> usize {
-    args.test_threads
-        .or_else(|| std::thread::available_parallelism().ok().map(Into::into))
-        .unwrap_or(1)
-}
-
-fn use_color(args: &Arguments) -> bool {
-    exit::color(match args.color {
-        Some(libtest_mimic::ColorSetting::Always) => Some(true),
-        Some(libtest_mimic::ColorSetting::Never) => Some(false),
-        _ => None,
-    })
 }

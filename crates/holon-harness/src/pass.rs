@@ -11,6 +11,7 @@ use crate::context::Run;
 use crate::error::NoAnswer;
 use crate::measure::CallEnd;
 use crate::record::{self, Fault};
+use crate::reporter::Event;
 use crate::verdict;
 use holon_core::gateway::{Answer, Gateway, Pass, Reply, Status};
 use holon_core::manifest::{Example, Expect};
@@ -94,7 +95,7 @@ pub(crate) fn example_judged(
     index: usize,
 ) -> impl FnOnce() -> Result<(), Fault> + Send + 'static {
     let (manifest, bless) = (run.manifest.clone(), run.bless.clone());
-    let (records, upstreams) = (run.records.clone(), run.upstreams.clone());
+    let (reporter, upstreams) = (run.reporter.clone(), run.upstreams.clone());
     let (places, bless_command) = (run.places.clone(), run.bless_command.clone());
     let blessing = run.bless.is_some();
     let pass = caller.pass();
@@ -140,7 +141,7 @@ pub(crate) fn example_judged(
                         live,
                         pass,
                         tolerate,
-                        records: &records,
+                        reporter: &reporter,
                     };
                     verdict::judge_one(gateway, example, got.clone(), &judging)
                 }
@@ -150,7 +151,7 @@ pub(crate) fn example_judged(
                     live,
                     pass,
                     tolerate,
-                    records: &records,
+                    reporter: &reporter,
                 };
                 verdict::judge_many(gateway, example, many, &judging)
             }
@@ -220,7 +221,7 @@ pub(crate) fn explore_trial(
 ) -> Trial {
     let name = format!("explore::{}", caller.pass().name());
     let batch = batch_size(run);
-    let explorer = explorer.clone();
+    let (explorer, reporter) = (explorer.clone(), run.reporter.clone());
     record::trial(&run.records, name.clone(), move || {
         if let Some(why) = caller.unanswering() {
             return Err(Fault::from(format!(
@@ -237,15 +238,17 @@ pub(crate) fn explore_trial(
             let call: Call = Box::new(move |input: &Value| function.one(input));
             call
         });
-        explorer
-            .run(
-                &name,
-                caller.pass(),
-                &call,
-                batch.as_ref(),
-                reference.as_ref(),
-            )
-            .map_err(Fault::from)
+        let ran = explorer.run(
+            &name,
+            caller.pass(),
+            &call,
+            batch.as_ref(),
+            reference.as_ref(),
+        );
+        if let Some(line) = explorer.line_of(&name) {
+            reporter.emit(Event::Line(line));
+        }
+        ran.map_err(Fault::from)
     })
 }
 

@@ -291,7 +291,7 @@ impl ServerProcess {
         }
         #[cfg(target_os = "linux")]
         for line in super::strays::sweep(self.pgid, &self.mark) {
-            eprintln!("warning: {line}");
+            crate::reporter::say(crate::reporter::Event::Warning(line));
         }
     }
 }
@@ -546,10 +546,10 @@ fn keep(stream: impl Read + Send + 'static, output: Output) {
                 break;
             }
             let newline = buf.iter().position(|b| *b == b'\n');
-            let chunk = &buf[..newline.unwrap_or(buf.len())];
-            let take = chunk.len().min(LINE_BYTES.saturating_sub(line.len()));
-            line.extend_from_slice(&chunk[..take]);
-            dropped += chunk.len() - take;
+            let chunk = buf.get(..newline.unwrap_or(buf.len())).unwrap_or(buf);
+            let room = LINE_BYTES.saturating_sub(line.len());
+            line.extend(chunk.iter().take(room));
+            dropped += chunk.len().saturating_sub(room);
             let used = newline.map_or(buf.len(), |n| n + 1);
             reader.consume(used);
             if newline.is_some() {

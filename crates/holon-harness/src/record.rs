@@ -1,8 +1,8 @@
 //! What each trial did, kept for the reports written after the run (JUnit, GitHub
 //! annotations): its name, how long it took, and the failure's message. Kept per run, with the
 //! causes the failures share: when several trials fail for one cause, the first is reported in
-//! full and the others in one line each. Every message is scrubbed of the run's secrets before
-//! it is kept or printed, so neither the terminal nor a report holds one.
+//! full and the others in one line each. A trial's end goes to the run's reporter, which cleans
+//! it of the run's secrets as it is kept (`reporter`), so no report made of it holds one.
 
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use libtest_mimic::{Completion, Failed, Trial};
 
-use holon_config::secrets::Secrets;
+use crate::reporter::Reporter;
+
 use holon_core::gateway::Status;
 
 /// Why a trial failed: its whole report, and what the failure can have in common with others.
@@ -127,8 +128,8 @@ pub(crate) struct Shared {
 pub(crate) struct Records {
     ended: Mutex<Vec<Record>>,
     causes: Mutex<Vec<Shared>>,
-    /// The run's secrets, which no message keeps.
-    secrets: Secrets,
+    /// The run's sink, whose scrub every message kept goes through.
+    reporter: Reporter,
 }
 
 /// A trial whose end is recorded in `records`: a pass, a failure with its message (in one line
@@ -185,18 +186,19 @@ fn recorded(
                 None,
             ),
         };
-        let failure = failure.map(|f| records.scrub(&f));
         let shown = match (&result, &cause) {
             (Ok(Err(fault)), Some(cause)) => match records.first_of(cause, &recorded) {
-                None => records.scrub(&fault.message),
-                Some(first) => records.scrub(&format!(
+                None => fault.message.clone(),
+                Some(first) => format!(
                     "{}; gateway status: {} (the same cause as `{first}`, reported in full)",
                     cause.what, cause.status
-                )),
+                ),
             },
-            (Ok(Err(fault)), None) => records.scrub(&fault.message),
+            (Ok(Err(fault)), None) => fault.message.clone(),
             _ => String::new(),
         };
+        let clean = |text: &str| records.reporter.clean(text).into_owned();
+        let (failure, shown) = (failure.as_deref().map(clean), clean(&shown));
         let took = CALLS_TOOK
             .with(Cell::take)
             .unwrap_or_else(|| started.elapsed());
@@ -230,18 +232,12 @@ pub(crate) fn calls_took(took: Duration) {
 }
 
 impl Records {
-    /// No trial yet, in a run whose messages are scrubbed of `secrets`.
-    pub(crate) fn new(secrets: Secrets) -> Records {
+    /// No trial yet, in a run whose messages go through `reporter`.
+    pub(crate) fn new(reporter: Reporter) -> Records {
         Records {
-            secrets,
+            reporter,
             ..Records::default()
         }
-    }
-
-    /// `text` with the run's secrets replaced by their markers: what any message of the run
-    /// goes through before it is printed.
-    pub(crate) fn scrub(&self, text: &str) -> String {
-        self.secrets.scrub(text).into_owned()
     }
 
     /// Every trial that ended so far, in the order they ended.

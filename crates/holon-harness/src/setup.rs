@@ -17,6 +17,7 @@ use crate::error::{RunError, ServerError, SetupError};
 use crate::exit;
 use crate::mcp::{OPENING, Opened, Target, open_era};
 use crate::process::{Readiness, ServerProcess, ServerSpec};
+use crate::reporter::{Event, say};
 use crate::settings::SERVER_URL_VAR;
 
 /// Set (to `1`) by the scaffold's `.config/nextest.toml` for the setup script's run of the
@@ -56,9 +57,9 @@ pub fn run(
     (startup, era): (Duration, Era),
 ) -> u8 {
     let Some(spec) = spec else {
-        eprintln!(
-            "error: `{SETUP_VAR}=1`: this test target has no server to start (`Harness::server_binary`)"
-        );
+        say(Event::Error(format!(
+            "`{SETUP_VAR}=1`: this test target has no server to start (`Harness::server_binary`)"
+        )));
         return exit::REFUSED;
     };
     let ran = match role {
@@ -107,10 +108,10 @@ fn script() -> Result<(), SetupError> {
         .open(&env_file)
         .map_err(|e| SetupError::EnvFile(e.to_string()))?;
     writeln!(file, "{SERVER_URL_VAR}={url}").map_err(|e| SetupError::EnvFile(e.to_string()))?;
-    eprintln!(
+    say(Event::Line(format!(
         "holon: one server for this run at {url} (keeper pid {}), stopped when nextest (pid {nextest}) exits",
         keeper.id()
-    );
+    )));
     Ok(())
 }
 
@@ -123,10 +124,8 @@ fn keep(
     (startup, era): (Duration, Era),
     nextest: i32,
 ) -> Result<(), SetupError> {
-    let said = |line: &str| {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{line}").and_then(|()| out.flush());
-    };
+    // The setup script reads the keeper's lines on its standard output.
+    let said = |line: &str| say(Event::Output(format!("{line}\n")));
     // Watched first: a run the keeper cannot outlast starts no server.
     let watch = crate::supervise::watch_exit(nextest).map_err(|e| {
         let why = SetupError::Watch {

@@ -93,3 +93,19 @@ pub(crate) fn second_era(
     }
     Some(pass)
 }
+
+/// The threads the function pass may compute on: libtest's `--test-threads`, or one per core.
+pub(crate) fn threads(args: &Arguments) -> usize {
+    args.test_threads
+        .or_else(|| std::thread::available_parallelism().ok().map(Into::into))
+        .unwrap_or(1)
+}
+
+/// Whether the run writes in colour: libtest's `--color`, else the terminal's say.
+pub(crate) fn use_color(args: &Arguments) -> bool {
+    crate::exit::color(match args.color {
+        Some(libtest_mimic::ColorSetting::Always) => Some(true),
+        Some(libtest_mimic::ColorSetting::Never) => Some(false),
+        _ => None,
+    })
+}

@@ -4,20 +4,20 @@
 
 use super::compare::{diff, differences};
 use super::measure::{CallEnd, counted};
-use super::record::{Cause, Fault, Records};
+use super::record::{Cause, Fault};
+use super::reporter::{Event, Reporter};
 use holon_core::gateway::{Answer, Gateway, Pass, Status};
 use holon_core::json::equal as json_eq;
 use holon_core::manifest::{Example, Expect};
 
 /// How an example's calls are judged: whether the upstreams are real (`live`), on which pass,
 /// whether an answer that counts against the success rate is left to `--min-success-rate`
-/// (`tolerate`), and the run's records, which scrub the notes printed of the run's secrets as
-/// they scrub every message.
+/// (`tolerate`), and the run's reporter, where the notes of a live run go.
 pub(crate) struct Judging<'a> {
     pub live: bool,
     pub pass: Pass,
     pub tolerate: bool,
-    pub records: &'a Records,
+    pub reporter: &'a Reporter,
 }
 
 /// One call of an example judged: [`judge`], or in live mode (the real upstreams behind the
@@ -32,8 +32,8 @@ pub(crate) fn judge_one(
     how: &Judging<'_>,
 ) -> Result<(), Fault> {
     if let Some(note) = judge_call(gateway, example, answer, how.live, how.tolerate)? {
-        let note = format!("note: live: `{}::{}` {note}", how.pass.name(), example.name);
-        eprintln!("{}", how.records.scrub(&note));
+        let note = format!("live: `{}::{}` {note}", how.pass.name(), example.name);
+        how.reporter.emit(Event::Note(note));
     }
     Ok(())
 }
@@ -63,11 +63,11 @@ pub(crate) fn judge_many(
     let trial = format!("{}::{}", how.pass.name(), example.name);
     if let Some((run, note)) = notes.first() {
         let note = format!(
-            "note: live: `{trial}`: {} of its {} calls are notes; the first, call {run}, {note}",
+            "live: `{trial}`: {} of its {} calls are notes; the first, call {run}, {note}",
             notes.len(),
             ends.len()
         );
-        eprintln!("{}", how.records.scrub(&note));
+        how.reporter.emit(Event::Note(note));
     }
     let Some((run, first)) = failures.first() else {
         return Ok(());

@@ -56,6 +56,8 @@ pub fn body(secrets: &Secrets, body: &mut Body) {
     }
 }
 
+/// `text` with each secret's value replaced by its marker: the one scrub of a recording, for
+/// its strings, its keys and its numbers' digits alike.
 fn scrub_string(secrets: &Secrets, text: &mut String) {
     if let std::borrow::Cow::Owned(scrubbed) = secrets.scrub(text) {
         *text = scrubbed;
@@ -70,17 +72,19 @@ fn json(secrets: &Secrets, value: &mut Value) {
         match v {
             Value::String(s) => scrub_string(secrets, s),
             Value::Number(n) => {
-                let digits = n.to_string();
+                let mut digits = n.to_string();
                 if secrets.name_in(&digits).is_some() {
-                    *v = Value::String(secrets.scrub(&digits).into_owned());
+                    scrub_string(secrets, &mut digits);
+                    *v = Value::String(digits);
                 }
             }
             Value::Array(items) => stack.extend(items.iter_mut()),
             Value::Object(map) => {
                 if map.keys().any(|k| secrets.name_in(k).is_some()) {
                     let entries = std::mem::take(map);
-                    for (key, inner) in entries {
-                        map.insert(secrets.scrub(&key).into_owned(), inner);
+                    for (mut key, inner) in entries {
+                        scrub_string(secrets, &mut key);
+                        map.insert(key, inner);
                     }
                 }
                 stack.extend(map.values_mut());

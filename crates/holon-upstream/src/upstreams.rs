@@ -360,8 +360,10 @@ impl Upstreams {
     }
 
     /// After the run: the recordings written (record), the stale ones named (replay), and a
-    /// warning for an upstream no request reached. `examples` are the manifest's names.
-    pub fn finish(&self, examples: &[String]) -> Result<(), FinishError> {
+    /// warning for an upstream no request reached. `examples` are the manifest's names. Returns
+    /// the lines to say (the harness's reporter says them, scrubbed of the run's secrets)
+    /// beside whether the recordings were written.
+    pub fn finish(&self, examples: &[String]) -> (Vec<String>, Result<(), FinishError>) {
         if let Some(runtime) = self.runtime.lock().ok().and_then(|mut r| r.take()) {
             runtime.shutdown_background();
         }
@@ -410,10 +412,7 @@ impl Upstreams {
             }
             Mode::Live => Ok(()),
         };
-        for line in lines {
-            eprintln!("{}", self.state.secrets.scrub(&line));
-        }
-        result
+        (lines, result)
     }
 
     /// Writes what a record run recorded, at the end of the run and only if it has something

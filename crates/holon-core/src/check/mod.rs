@@ -1,16 +1,18 @@
 //! The publish checks: everything the registry refuses, refused here first, all at once.
 //!
-//! For a tool that runs them itself:
+//! For a tool that runs them itself, and says them its own way:
 //!
 //! ```no_run
+//! use std::fmt::Write;
 //! let report = holon_core::check::check_file(std::path::Path::new("holon.yaml"));
+//! let mut located = String::new();
 //! for d in &report.diagnostics {
-//!     println!("{}:{}:{} {} {}", report.path.display(), d.line, d.column, d.check, d.message);
+//!     writeln!(located, "{}:{}:{} {} {}", report.path.display(), d.line, d.column, d.check, d.message)?;
 //! }
-//! if !report.accepted() {
-//!     eprint!("{}", holon_core::check::render_human(&report, false));
-//! }
-//! println!("{}", holon_core::check::render_json(&report));
+//! // As `holon-test check` says them, and as `--format json` does.
+//! let human = holon_core::check::render_human(&report, false);
+//! let json = holon_core::check::render_json(&report);
+//! # Ok::<(), std::fmt::Error>(())
 //! ```
 
 pub mod against;

@@ -13,8 +13,8 @@ use super::picture::Picture;
 use super::receipts::Receipts;
 use super::tally::{Context, Tally, percent};
 use crate::error::ReceiptsError;
+use crate::reporter::{Event, Reporter};
 use holon_config::TokenPrice;
-use holon_config::secrets::Secrets;
 use holon_core::gateway::Pass;
 use holon_core::manifest::Manifest;
 use holon_upstream::{Purpose, Spend, Upstreams, Waiting};
@@ -33,8 +33,8 @@ pub(crate) struct Meter {
     prices: Vec<(String, Option<TokenPrice>)>,
     tally: Mutex<Tally>,
     receipts: Option<Receipts>,
-    /// The values of the run's secrets, which the report and the receipts never hold.
-    secrets: Secrets,
+    /// The run's sink, whose scrub the report and the receipts go through.
+    reporter: Reporter,
     /// The run's upstreams, whose ledger counts the measured calls' requests.
     upstreams: Option<Arc<Upstreams>>,
     /// Set by a signal: no call is counted from then on.
@@ -60,8 +60,8 @@ pub(crate) struct Setup {
     pub prices: Vec<(String, Option<TokenPrice>)>,
     /// The receipts file, already created.
     pub receipts: Option<Receipts>,
-    /// The values of the run's secrets, scrubbed out of the report and the receipts.
-    pub secrets: Secrets,
+    /// The run's sink, whose scrub the report and the receipts go through.
+    pub reporter: Reporter,
     /// The run's upstreams, whose ledger counts the measured calls' requests.
     pub upstreams: Option<Arc<Upstreams>>,
 }
@@ -78,7 +78,7 @@ impl Meter {
             left_out: setup.left_out,
             prices: setup.prices,
             receipts: setup.receipts,
-            secrets: setup.secrets,
+            reporter: setup.reporter,
             upstreams: setup.upstreams,
             frozen: AtomicBool::new(false),
             late: Mutex::new(Vec::new()),
@@ -97,7 +97,7 @@ impl Meter {
             .get(index)
             .map_or("", |e| e.name.as_str());
         if let Some(receipts) = &self.receipts {
-            receipts.write(&self.manifest, (pass, name), end, &self.secrets);
+            receipts.write(&self.manifest, (pass, name), end, &self.reporter);
             if !end.late.is_empty()
                 && let Ok(mut late) = self.late.lock()
             {
@@ -152,18 +152,18 @@ impl Meter {
         for line in &self.left_out {
             report.push_str(&format!("measure: not run (`--max-calls`): {line}\n"));
         }
-        self.secrets.scrub(&report).into_owned()
+        report
     }
 
     /// What the report page draws of the calls counted, with the report's lines.
     pub(crate) fn picture(&self) -> Option<Picture> {
-        let lines = self.report();
+        let lines = self.reporter.clean(&self.report()).into_owned();
         let tally = self.tally.lock().ok()?;
         let spend = self.upstreams.as_ref().map(|u| u.spend(false));
         let mut picture = tally.picture(&self.context(spend.as_ref()), lines);
         for row in std::iter::once(&mut picture.total).chain(&mut picture.examples) {
             for (what, _, _) in &mut row.statuses {
-                *what = self.secrets.scrub(what).into_owned();
+                *what = self.reporter.clean(what).into_owned();
             }
         }
         Some(picture)
@@ -176,36 +176,34 @@ impl Meter {
         if let Some(receipts) = &self.receipts {
             receipts.close();
         }
-        eprint!(
-            "\n{}",
-            self.report()
-                .replacen("measure: ", "measure (interrupted): ", 1)
-        );
+        let report = (self.report()).replacen("measure: ", "measure (interrupted): ", 1);
+        self.reporter.emit(Event::Text(format!("\n{report}")));
     }
 
     /// After the run: the report, then the verdicts of `gates` (`--min-success-rate`,
     /// `--min-strict-success-rate`), and when the first passes in a run whose `failed` trials
     /// fail it all the same, why; the exit code they ask for.
     pub(crate) fn conclude(&self, gates: (Option<f64>, Option<f64>), failed: usize) -> u8 {
-        eprint!("\n{}", self.report());
+        let say = |event| self.reporter.emit(event);
+        say(Event::Text(format!("\n{}", self.report())));
         let mut code = crate::exit::OK;
         if let Some(min) = gates.0 {
             match self.below(min) {
                 Some(why) => {
-                    eprintln!("error: {why}");
+                    say(Event::Error(why));
                     code = crate::exit::FAILED;
                 }
-                None if failed > 0 => eprintln!(
-                    "note: the measured success rate meets `--min-success-rate {min}`, and the run fails all the same: {failed} trial{} failed (under `failures:` above). The rate leaves declared failures out, and the gate forgives the calls it counts; a call that ends in a declared failure its example does not show fails its trial, a retryable code included",
+                None if failed > 0 => say(Event::Note(format!(
+                    "the measured success rate meets `--min-success-rate {min}`, and the run fails all the same: {failed} trial{} failed (under `failures:` above). The rate leaves declared failures out, and the gate forgives the calls it counts; a call that ends in a declared failure its example does not show fails its trial, a retryable code included",
                     if failed == 1 { "" } else { "s" }
-                ),
+                ))),
                 None => {}
             }
         }
         if let Some(min) = gates.1
             && let Some(why) = self.below_strict(min)
         {
-            eprintln!("error: {why}");
+            say(Event::Error(why));
             code = crate::exit::FAILED;
         }
         code
@@ -230,7 +228,7 @@ impl Meter {
                         low.join(", ")
                     ));
                 }
-                Some(self.secrets.scrub(&why).into_owned())
+                Some(why)
             }
             None => Some(format!(
                 "{wanted}: no call counted toward the success rate (each ended in a declared failure, or was not judged), so it was not measured"

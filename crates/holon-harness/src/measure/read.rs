@@ -152,6 +152,17 @@ pub(crate) struct Reading {
     pub notes: Vec<String>,
 }
 
+/// What makes a receipt line the same as another read already: the run, the pass, the example,
+/// the call, the shard, and whether it is a late line.
+type LineKey = (
+    Option<String>,
+    String,
+    String,
+    Option<u32>,
+    Option<String>,
+    bool,
+);
+
 /// Reads `files` as one run of `manifest`.
 pub(crate) fn read(manifest: &Manifest, files: &[PathBuf]) -> Result<Reading, ReadError> {
     let ours = manifest.identity().map(|i| Whose {
@@ -173,14 +184,7 @@ pub(crate) fn read(manifest: &Manifest, files: &[PathBuf]) -> Result<Reading, Re
     let mut unanswered = 0usize;
     let mut shards: Vec<(PathBuf, Partition)> = Vec::new();
     // Each line once: the same file twice, or two files that share lines, count a call once.
-    let mut seen: HashSet<(
-        Option<String>,
-        String,
-        String,
-        Option<u32>,
-        Option<String>,
-        bool,
-    )> = HashSet::new();
+    let mut seen: HashSet<LineKey> = HashSet::new();
     for path in files {
         let file = std::fs::File::open(path).map_err(|e| ReadError::Unreadable {
             path: path.clone(),

@@ -21,8 +21,8 @@ use serde_json::{Value, json};
 
 use super::ended::{CallEnd, billed};
 use crate::error::ReceiptsError;
+use crate::reporter::Reporter;
 use holon_config::partition::Partition;
-use holon_config::secrets::Secrets;
 use holon_core::gateway::Pass;
 use holon_core::manifest::Manifest;
 use holon_upstream::Used;
@@ -65,15 +65,15 @@ impl Receipts {
         })
     }
 
-    /// Writes the receipt of `end`, a call of example `name` on `pass`, scrubbed of `secrets`.
+    /// Writes the receipt of `end`, a call of example `name` on `pass`, cleaned by the run's `reporter`.
     pub(crate) fn write(
         &self,
         manifest: &Manifest,
         (pass, name): (Pass, &str),
         end: &CallEnd,
-        secrets: &Secrets,
+        reporter: &Reporter,
     ) {
-        let line = receipt(manifest, (pass, name), end, secrets);
+        let line = receipt(manifest, (pass, name), end, reporter);
         self.put(line);
     }
 
@@ -147,12 +147,12 @@ impl Receipts {
 }
 
 /// The receipt of one call of example `name` on `pass`, as a JSON object in a fixed key order;
-/// the one text in it that comes from the call (why it was not judged) scrubbed of `secrets`.
+/// the one text in it that comes from the call (why it was not judged) cleaned by the run's `reporter`.
 pub(crate) fn receipt(
     manifest: &Manifest,
     (pass, name): (Pass, &str),
     end: &CallEnd,
-    secrets: &Secrets,
+    reporter: &Reporter,
 ) -> Value {
     let status = end.status(manifest.gateway());
     let upstream = upstream_of(&end.upstream);
@@ -176,7 +176,7 @@ pub(crate) fn receipt(
         let first = why.lines().next().unwrap_or_default();
         map.insert(
             "not_judged".into(),
-            Value::String(secrets.scrub(first).into_owned()),
+            Value::String(reporter.clean(first).into_owned()),
         );
     }
     line

@@ -69,7 +69,11 @@ pub(crate) fn of_run(
     page.explore(&run.manifest, explored);
     page.picture = run.meter.as_ref().and_then(|m| m.picture());
     page.notes = (run.records.shared().iter())
-        .map(|shared| run.records.scrub(&crate::record::note(shared)))
+        .map(|shared| {
+            run.reporter
+                .clean(&crate::record::note(shared))
+                .into_owned()
+        })
         .collect();
     page
 }
