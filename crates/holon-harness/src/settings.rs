@@ -430,6 +430,38 @@ mod tests {
     }
 
     #[test]
+    fn the_defaults_the_reference_and_the_help_say_are_the_defaults_a_run_takes() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = &dir.path().join("holon.yaml");
+        std::fs::write(path, "name: probe\n").expect("a manifest");
+        let none = Layer::default();
+        let s = resolve_layers(&none, &none, &none, path, None).expect("the defaults");
+        let said = |name: &str| def(name).expect(name);
+        for (name, default) in [
+            ("concurrency", s.concurrency.to_string()),
+            ("explore_cases", s.explore.cases.to_string()),
+            ("startup", format!("{} s", s.startup.as_secs())),
+            ("repeat", s.repeat.unwrap_or(1).to_string()),
+            ("bless", ["off", "on"][usize::from(s.bless)].to_string()),
+            (
+                "explore_differential",
+                ["off", "on"][usize::from(s.explore.differential)].into(),
+            ),
+            ("upstream", format!("`{}`", s.upstream.name())),
+        ] {
+            assert_eq!(said(name).default, default, "{name}");
+            let help = said(name).help;
+            let number = default.trim_end_matches(" s").trim_matches('`');
+            assert!(
+                help.is_empty()
+                    || !help.contains("[default: ")
+                    || help.contains(&format!("[default: {number}")),
+                "{name}: {help}"
+            );
+        }
+    }
+
+    #[test]
     fn the_builder_is_held_to_the_bounds_every_other_layer_is() {
         // Once the builder kept a concurrency within bounds silently while it refused explore
         // cases past theirs: both now stop the run, naming the call.
