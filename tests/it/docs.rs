@@ -1,7 +1,8 @@
 //! The README and the guide (`docs/`) cannot drift: every relative link resolves (a page
 //! renamed fails, naming the page that links to it), every page is in `SUMMARY.md`, the guide
 //! builds with the pinned mdBook, the README stays a front door with CI's own test command, and
-//! every command block marked as run (```` ```console run=FOLDER ````) prints what it shows.
+//! every command block marked as run (```` ```console run=FOLDER ````) prints what it shows, and
+//! the reference's table of settings is the one the harness's table of settings gives.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -425,5 +426,35 @@ fn every_command_block_marked_as_run_prints_what_it_shows() {
         drifted.is_empty(),
         "{}\n(after a change on purpose: HOLON_DOCS=overwrite writes what was printed)",
         drifted.join("\n")
+    );
+}
+
+/// Where the reference's table of settings starts and ends.
+const SETTINGS_TABLE: (&str, &str) = (
+    "<!-- The table below is made from the table of settings (crates/holon-harness/src/defs.rs): HOLON_DOCS=overwrite cargo test --test it docs::every writes it again. -->",
+    "<!-- End of the table of settings. -->",
+);
+
+#[test]
+fn every_setting_is_on_the_settings_page_as_its_entry_gives_it() {
+    let page = root().join("docs/src/reference/settings.md");
+    let text = std::fs::read_to_string(&page).unwrap();
+    let (start, end) = SETTINGS_TABLE;
+    let (Some(from), Some(to)) = (text.find(start), text.find(end)) else {
+        panic!(
+            "`{}` has no table of settings between its markers",
+            shown(&page)
+        );
+    };
+    let shows = &text[from + start.len()..to];
+    let table = format!("\n\n{}\n", holon_harness::command::reference_table());
+    if std::env::var_os("HOLON_DOCS").is_some_and(|v| v == "overwrite") {
+        let written = format!("{}{table}{}", &text[..from + start.len()], &text[to..]);
+        std::fs::write(&page, written).unwrap();
+        return;
+    }
+    assert_eq!(
+        shows, table,
+        "the table of settings drifted from `defs.rs`\n(HOLON_DOCS=overwrite writes it again)"
     );
 }

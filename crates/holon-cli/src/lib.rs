@@ -11,6 +11,7 @@
 mod against;
 mod call;
 mod explain;
+mod flags;
 mod invocation;
 mod report;
 mod scaffold;
@@ -47,97 +48,14 @@ struct Cli {
     /// a Cargo package, `[server] command` in `holon-test.toml` names the command.
     #[arg(long, value_name = "CMD")]
     server_cmd: Option<String>,
-    /// Test a server already running (a deployed agent): the publish checks and the MCP pass
-    /// against this URL, nothing started or stopped; explore only with `--explore-cases N`.
-    #[arg(long, value_name = "URL", value_parser = command::parse_url, conflicts_with = "server_cmd")]
+    #[arg(long, value_name = "URL", value_parser = command::parse_url, conflicts_with = "server_cmd", help = flags::help("server_url"))]
     url: Option<String>,
     #[command(flatten)]
     reach: call::Reach,
-    /// After the run, write the agent's actual answers into the examples that differ, in place
-    /// (a crash, a timeout or an answer the gateway refuses is never written).
-    #[arg(long)]
-    bless: bool,
-    /// Seconds the server may take to answer its first `initialize` [default: 30, or
-    /// `HOLON_STARTUP_TIMEOUT_S`].
-    #[arg(long, value_name = "SECONDS", value_parser = command::parse_seconds)]
-    startup_timeout: Option<f64>,
-    /// Also write the run as a JUnit XML report (one `testcase` per trial); its folder is
-    /// created if missing.
-    #[arg(long, value_name = "PATH")]
-    junit: Option<PathBuf>,
-    /// Cases per explore trial (`explore::function`, `explore::mcp`): inputs generated from
-    /// `interface.input` between the examples; 0 turns explore off, at most 100000 [default:
-    /// 100, or `HOLON_EXPLORE_CASES`].
-    #[arg(long, value_name = "N", value_parser = command::parse_cases)]
-    explore_cases: Option<u32>,
-    /// The explore seed, decimal or 0x hexadecimal [default: from the manifest's bytes, or
-    /// `HOLON_EXPLORE_SEED`].
-    #[arg(long, value_name = "SEED", value_parser = command::parse_seed)]
-    explore_seed: Option<u64>,
-    /// Calls in flight at once, whatever the core count and `--test-threads` [default: 16, or
-    /// `HOLON_CONCURRENCY`]; 1 sends one call at a time, for an agent behind a strict rate limit.
-    #[arg(long, value_name = "N", value_parser = command::parse_concurrency)]
-    concurrency: Option<usize>,
-    /// Where the upstreams `holon-test.toml` declares answer from: `replay` the recordings
-    /// (no network, no key), `record` the real services and write what they answered, or
-    /// `live` the real services, writing nothing [default: replay, or `HOLON_UPSTREAM`].
-    #[arg(long, value_name = "MODE", value_parser = command::parse_mode)]
-    upstream: Option<command::UpstreamMode>,
-    /// Whether the fault trials run: every success example replayed with each recorded
-    /// upstream exchange failing in turn (429, 500, 503, a reset, a cut body, HTML, no answer)
-    /// [default: on when upstreams are recorded, or `HOLON_FAULTS`]; `HOLON_FAULT=1:429` plays
-    /// one fault only.
-    #[arg(long, value_name = "on|off", value_parser = command::parse_switch)]
-    faults: Option<bool>,
-    /// Which MCP protocol eras to test the server in: `auto`, each era it speaks (2026-07-28,
-    /// with `server/discover` and the `_meta` envelope, and 2025-11-25, with `initialize`), or
-    /// `2026-07-28` or `2025-11-25` alone [default: auto, or `HOLON_PROTOCOL`].
-    #[arg(long, value_name = "auto|2026-07-28|2025-11-25", value_parser = command::parse_protocol)]
-    protocol: Option<command::Protocol>,
-    /// With `--upstream record`: record over recordings that do not read (edited by hand into
-    /// invalid JSON, say), which a record run otherwise refuses to start over [or
-    /// `HOLON_FORCE=1`].
-    #[arg(long)]
-    force: bool,
-    /// Call each example N times (1 to 10000), as the gateway would, up to `--concurrency` at
-    /// once, and print the measurement: the success rate (declared failures apart) with its
-    /// interval, latency, cost per success, upstream tokens and spend [default: 1, or
-    /// `HOLON_REPEAT`]. With `--upstream live` it measures the agent against the real upstream;
-    /// under replay it shows whether the agent is deterministic.
-    #[arg(long, value_name = "N", value_parser = command::parse_repeat, allow_negative_numbers = true)]
-    repeat: Option<u32>,
-    /// Write one JSON line per measured call as it ends: example, run, status, billed, ms and
-    /// each upstream request's status and tokens [or `HOLON_RECEIPTS`].
-    #[arg(long, value_name = "PATH")]
-    receipts: Option<PathBuf>,
-    /// Also write the run as one HTML page to look at: the trials and their diffs, explore,
-    /// the fault trials, the measurement drawn [or `HOLON_REPORT`].
-    #[arg(long, value_name = "PATH.html")]
-    report: Option<PathBuf>,
-    /// Fail the run (exit 101) when the measured success rate is below R, 0 to 1; without it,
-    /// every call must end in a success or a declared failure [or `HOLON_MIN_SUCCESS_RATE`].
-    #[arg(long, value_name = "R", value_parser = command::parse_rate, allow_negative_numbers = true)]
-    min_success_rate: Option<f64>,
-    /// Fail the run (exit 101) when the strict success rate is below R, 0 to 1: the measured
-    /// rate with the declared failures that come and go for one input (a declared code on some
-    /// of its calls, a success on others) counted as failures, which the gateway counts apart
-    /// [or `HOLON_MIN_STRICT_SUCCESS_RATE`].
-    #[arg(long, value_name = "R", value_parser = command::parse_rate, allow_negative_numbers = true)]
-    min_strict_success_rate: Option<f64>,
-    /// Make at most N calls to the agent (its upstreams may be paid): the examples' first,
-    /// then explore's; what is left out is said [or `HOLON_MAX_CALLS`].
-    #[arg(long, value_name = "N", value_parser = command::parse_max_calls, allow_negative_numbers = true)]
-    max_calls: Option<u64>,
-    /// Run, then run again after each change to the agent's folder (`holon.yaml`,
-    /// `holon-test.toml`, the recordings, the source); `q` then Enter, or Ctrl-C, to stop.
-    #[arg(long, conflicts_with_all = ["bless", "force"])]
-    watch: bool,
-    /// Run one shard of N, nextest's syntax: `count:K/N` deals the examples' calls (and
-    /// explore's cases, and the fault trials) round-robin, `hash:K/N` by a hash of their
-    /// names; N shards, each with its own server, together make the whole run [or
-    /// `HOLON_PARTITION`].
-    #[arg(long, value_name = "count:K/N|hash:K/N", value_parser = command::parse_partition)]
-    partition: Option<holon_config::partition::Partition>,
+    /// Every setting of the run (`--bless`, `--concurrency N`, ...) and `--watch`, from the
+    /// harness's table of settings.
+    #[command(flatten)]
+    run: flags::RunFlags,
     /// Arguments for the test harness (libtest's: filters, `--exact`, `--list`, `--format json`,
     /// `--test-threads`).
     #[arg(last = true, value_name = "LIBTEST ARGS")]
@@ -317,11 +235,15 @@ pub fn main() -> ExitCode {
             kit_path.as_deref(),
             *model,
         ),
-        None if cli.watch => watch::watch(
+        None if cli.run.watch => watch::watch(
             find_manifest(cli.manifest.as_deref()),
-            [&cli.junit, &cli.receipts, &cli.report],
+            [
+                &cli.run.layer.junit,
+                &cli.run.layer.receipts,
+                &cli.run.layer.report,
+            ],
             &argv,
-            cli.upstream,
+            cli.run.layer.upstream,
         ),
         None => run_and_bless(invocation, &cli),
     })
@@ -401,7 +323,7 @@ fn run_new(
 /// out of date (a blessed interface change needs `types` run again too).
 fn run_and_bless(invocation: Invocation, cli: &Cli) -> u8 {
     let code = run_tests(invocation, cli);
-    if cli.bless
+    if blesses(cli)
         && let Ok(manifest) = find_manifest(cli.manifest.as_deref())
     {
         types::warn_stale(&manifest, invocation.name());
@@ -419,12 +341,12 @@ fn run_tests(invocation: Invocation, cli: &Cli) -> u8 {
             return REFUSED;
         }
     };
-    let report = command::checks(&manifest, cli.bless);
+    let report = command::checks(&manifest, blesses(cli));
     if !report.accepted() || report.warnings() > 0 {
         print_report(invocation, &report);
     }
     // A CI job's report says why nothing ran: one failing `testcase` per error.
-    let junit = || command::junit_path(cli.junit.as_deref());
+    let junit = || command::junit_path(cli.run.layer.junit.as_deref());
     if !report.accepted() {
         if let Some(path) = junit()
             && let Err(code) = command::junit_refused(&path, &manifest, &report, invocation.name())
@@ -542,42 +464,18 @@ fn libtest_arguments(cli: &Cli) -> Result<libtest_mimic::Arguments, u8> {
 
 /// The settings the command line gives, above the environment's.
 fn command_line(cli: &Cli) -> CommandLine {
-    CommandLine {
-        startup: cli.startup_timeout.map(std::time::Duration::from_secs_f64),
-        junit: cli.junit.clone(),
-        bless: cli.bless.then_some(true),
-        concurrency: cli.concurrency,
-        explore_cases: cli.explore_cases,
-        explore_seed: cli.explore_seed,
-        explore_differential: None,
-        upstream: cli.upstream,
-        faults: cli.faults,
-        fault: None,
-        server_url: None,
-        protocol: cli.protocol,
-        force: cli.force.then_some(true),
-        repeat: cli.repeat,
-        receipts: cli.receipts.clone(),
-        report: cli.report.clone(),
-        min_success_rate: cli.min_success_rate,
-        min_strict_success_rate: cli.min_strict_success_rate,
-        max_calls: cli.max_calls,
-        partition: cli.partition,
-    }
+    cli.run.layer.clone()
+}
+
+/// Whether the command line says `--bless`.
+fn blesses(cli: &Cli) -> bool {
+    cli.run.layer.bless == Some(true)
 }
 
 /// `cargo test --test holon` in the manifest's package: built first, so a build failure is
 /// "could not run" (1) rather than a failed test (101).
 fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
     let package = folder_of(manifest).join("Cargo.toml");
-    // The test target runs in its package's folder: give it the paths as the user meant them.
-    let absolute = |p: &PathBuf| match std::path::absolute(p) {
-        Ok(abs) => abs,
-        Err(_) => p.clone(),
-    };
-    let junit = cli.junit.as_ref().map(absolute);
-    let receipts = cli.receipts.as_ref().map(absolute);
-    let report = cli.report.as_ref().map(absolute);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let base = |c: &mut std::process::Command| {
         c.arg("test")
@@ -586,43 +484,10 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
             .arg("--test")
             .arg("holon");
         // The command line reaches the test target through the variables the harness reads,
-        // which win over its builder there as the command line does here.
+        // which win over its builder there as the command line does here; the harness in the
+        // test binary does the rewrite of `--bless`, as under `cargo test` with `HOLON_BLESS=1`.
         c.env(command::CHECKS_SHOWN, "1");
-        fn shown(value: Option<impl ToString>) -> Option<std::ffi::OsString> {
-            value.map(|v| v.to_string().into())
-        }
-        let path = |p: &Option<PathBuf>| p.clone().map(PathBuf::into_os_string);
-        let vars = [
-            (command::STARTUP_VAR, shown(cli.startup_timeout)),
-            (command::JUNIT_VAR, path(&junit)),
-            // The harness in the test binary does the rewrite, as it does under `cargo test`
-            // and nextest with `HOLON_BLESS=1`.
-            (command::BLESS_VAR, shown(cli.bless.then_some(1))),
-            (command::EXPLORE_CASES_VAR, shown(cli.explore_cases)),
-            (command::EXPLORE_SEED_VAR, shown(cli.explore_seed)),
-            (command::CONCURRENCY_VAR, shown(cli.concurrency)),
-            (command::UPSTREAM_VAR, shown(cli.upstream.map(|m| m.name()))),
-            (command::FAULTS_VAR, shown(cli.faults.map(u8::from))),
-            (command::PROTOCOL_VAR, shown(cli.protocol.map(|p| p.name()))),
-            (command::FORCE_VAR, shown(cli.force.then_some(1))),
-            (command::REPEAT_VAR, shown(cli.repeat)),
-            (command::RECEIPTS_VAR, path(&receipts)),
-            (command::REPORT_VAR, path(&report)),
-            (command::MIN_SUCCESS_RATE_VAR, shown(cli.min_success_rate)),
-            (
-                command::MIN_STRICT_SUCCESS_RATE_VAR,
-                shown(cli.min_strict_success_rate),
-            ),
-            (
-                command::PARTITION_VAR,
-                shown(cli.partition.map(|p| p.name())),
-            ),
-            (command::MAX_CALLS_VAR, shown(cli.max_calls)),
-        ];
-        c.envs(
-            vars.into_iter()
-                .filter_map(|(var, value)| Some((var, value?))),
-        );
+        c.envs(forwarded(&cli.run.layer));
     };
     let mut build = std::process::Command::new(&cargo);
     base(&mut build);
@@ -654,6 +519,21 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
             REFUSED
         }
     }
+}
+
+/// Each setting `layer` gives, as the variable the test target reads it from; a path made
+/// absolute, since the test target runs in its package's folder.
+fn forwarded(layer: &CommandLine) -> Vec<(&'static str, std::ffi::OsString)> {
+    (command::DEFS.iter())
+        .filter_map(|def| {
+            let (var, text) = (def.var?, def.get(layer)?);
+            let value = match def.path {
+                true => std::path::absolute(&text).map_or_else(|_| text.into(), |p| p.into()),
+                false => text.into(),
+            };
+            Some((var, value))
+        })
+        .collect()
 }
 
 fn run_check(
@@ -786,4 +666,44 @@ fn stdout(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_setting_with_a_flag_is_on_the_run_command_with_its_help_and_is_forwarded() {
+        let run = Cli::command();
+        let mut argv = vec!["holon-test".to_string()];
+        let mut expected = Vec::new();
+        for def in &command::DEFS {
+            let Some(flag) = def.flag else { continue };
+            let arg = (run.get_arguments())
+                .find(|a| a.get_long() == Some(flag))
+                .unwrap_or_else(|| panic!("`--{flag}` is not on the run command"));
+            let help = arg.get_help().map(ToString::to_string);
+            assert_eq!(help.as_deref(), Some(def.help), "--{flag}");
+            // `--url` is a run of its own, against that server: nothing to forward.
+            if flag == "url" {
+                continue;
+            }
+            argv.push(format!("--{flag}"));
+            if def.value.is_some() {
+                argv.push(def.example.to_string());
+            }
+            expected.extend(def.var);
+        }
+        let cli = Cli::try_parse_from(&argv).expect("every example is taken");
+        let vars: Vec<&str> = (forwarded(&cli.run.layer).into_iter())
+            .map(|(var, _)| var)
+            .collect();
+        assert_eq!(vars, expected);
+        // A path reaches the test target, in another folder, as the user meant it.
+        let junit = forwarded(&cli.run.layer)
+            .into_iter()
+            .find(|(var, _)| *var == command::JUNIT_VAR)
+            .map(|(_, value)| PathBuf::from(value));
+        assert!(junit.is_some_and(|p| p.is_absolute()));
+    }
 }

@@ -52,59 +52,51 @@ pub struct Key {
     pub table: &'static str,
     /// Its key in the table (`cases`).
     pub key: &'static str,
-    /// The command-line flag it stands for, below which it sits.
-    pub flag: &'static str,
     kind: Kind,
 }
 
-/// Every setting the file may give, by table.
+/// Every setting the file may give, by table, with the TOML type it takes: what the file reads.
+/// What each one means (its flag, its variable, its parser) is its entry in the harness's table
+/// of settings (`holon_harness::command::DEFS`), whose test holds the two to the same keys.
 pub const KEYS: [Key; 8] = [
     Key {
         table: "server",
         key: "startup_timeout_s",
-        flag: "--startup-timeout",
         kind: Kind::Seconds,
     },
     Key {
         table: "server",
         key: "protocol",
-        flag: "--protocol",
         kind: Kind::Text,
     },
     Key {
         table: "explore",
         key: "cases",
-        flag: "--explore-cases",
         kind: Kind::Whole,
     },
     Key {
         table: "explore",
         key: "seed",
-        flag: "--explore-seed",
         kind: Kind::Seed,
     },
     Key {
         table: "explore",
         key: "differential",
-        flag: "`Harness::explore_differential`",
         kind: Kind::Switch,
     },
     Key {
         table: "run",
         key: "concurrency",
-        flag: "--concurrency",
         kind: Kind::Whole,
     },
     Key {
         table: "run",
         key: "faults",
-        flag: "--faults",
         kind: Kind::Switch,
     },
     Key {
         table: "run",
         key: "junit",
-        flag: "--junit",
         kind: Kind::Text,
     },
 ];

@@ -14,6 +14,7 @@ use crate::settings::Layer;
 use holon_core::check::{self, Report};
 
 pub use crate::call::{CALL_VAR, Spec as CallSpec};
+pub use crate::defs::{DEFS, Def, reference_table};
 pub use crate::era::{Era, PROTOCOL_VAR, Protocol, parse_protocol};
 pub use crate::error::{AddressError, SettingError};
 pub use crate::provenance::{RevisionError, read_revision};

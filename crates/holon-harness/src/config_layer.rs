@@ -3,16 +3,14 @@
 //! stands for, so it means what the flag means, and a value the flag would refuse is refused at
 //! its line of the file.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::era;
+use crate::defs::{DEFS, Layer};
 use crate::error::SettingError;
-use crate::settings::{self, Layer};
 use holon_config::TestConfig;
 use holon_config::settings::Setting;
 use holon_core::check::{Problem, Report, file_report};
 use holon_core::ids;
-use holon_explore as explore;
 
 /// The layer of the file beside `manifest`, empty when there is none or it does not read (the
 /// run itself says why, at its start).
@@ -50,31 +48,20 @@ pub fn layer(config: Option<&TestConfig>) -> Result<Layer, Report> {
     }
 }
 
-/// One setting into the layer, parsed as its flag is.
+/// One setting into the layer, parsed by the parser of its entry, as its flag is.
 fn set(layer: &mut Layer, setting: &Setting, dir: &Path) -> Result<(), SettingError> {
-    let text = setting.text.as_str();
-    match (setting.key.table, setting.key.key) {
-        ("server", "startup_timeout_s") => {
-            let seconds = settings::parse_seconds(text)?;
-            layer.startup = Some(std::time::Duration::from_secs_f64(seconds));
-        }
-        ("server", "protocol") => layer.protocol = Some(era::parse_protocol(text)?),
-        ("explore", "cases") => layer.explore_cases = Some(explore::parse_cases(text)?),
-        ("explore", "seed") => layer.explore_seed = Some(explore::parse_seed(text)?),
-        ("explore", "differential") => {
-            layer.explore_differential = Some(settings::parse_switch(text)?);
-        }
-        ("run", "concurrency") => layer.concurrency = Some(settings::parse_concurrency(text)?),
-        ("run", "faults") => layer.faults = Some(settings::parse_switch(text)?),
-        ("run", "junit") => layer.junit = Some(dir.join(PathBuf::from(text))),
-        (table, key) => return Err(SettingError::Unread(format!("{table}.{key}"))),
+    let (table, key) = (setting.key.table, setting.key.key);
+    match DEFS.iter().find(|d| d.key == Some((table, key))) {
+        Some(def) => def.set(layer, &setting.text, dir),
+        None => Err(SettingError::Unread(format!("{table}.{key}"))),
     }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::era;
+    use std::path::PathBuf;
 
     fn read(text: &str) -> Result<Layer, Vec<(String, u64, String)>> {
         let config = holon_config::parse(text, Path::new("dir/holon-test.toml"))

@@ -61,14 +61,18 @@ pub enum SettingError {
         /// Why it does not parse.
         why: Box<SettingError>,
     },
-    /// `Harness::explore_cases(N)` past the maximum.
-    #[error("`Harness::explore_cases({cases})`: {why}")]
-    HarnessCases {
-        /// The number the builder gave.
-        cases: u32,
+    /// A value of the `Harness` builder its setting's parser refuses
+    /// (`Harness::explore_cases(N)` past the maximum).
+    #[error("`Harness::{call}`: {why}")]
+    Builder {
+        /// The call, as the builder was given it (`explore_cases(100001)`).
+        call: String,
         /// Why it is refused.
-        why: holon_explore::SettingError,
+        why: Box<SettingError>,
     },
+    /// A path that is empty.
+    #[error("must be a path, not empty")]
+    EmptyPath,
     /// `--repeat` or `HOLON_REPEAT` is not a number of calls from 1 to the maximum.
     #[error("the calls of each example are a whole number from 1 to {max}, not `{text}`")]
     Repeat {

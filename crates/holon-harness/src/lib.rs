@@ -26,6 +26,7 @@ mod compare;
 mod conclude;
 mod config_layer;
 mod context;
+mod defs;
 mod era;
 mod error;
 pub mod exit;
@@ -38,6 +39,7 @@ mod junit;
 mod mcp;
 mod measure;
 mod page;
+mod parsers;
 mod pass;
 mod planted;
 mod prepare;
@@ -209,12 +211,11 @@ impl Harness {
         self
     }
 
-    /// How many calls may be in flight at once, in the MCP pass and in the function pass for
-    /// an agent that awaits (default 16), whatever the core count and libtest's
-    /// `--test-threads`; 1 sends one call at a time. Kept within 1 to 1024.
-    /// `HOLON_CONCURRENCY` and `--concurrency` win over this.
+    /// Calls in flight at once (default 16; 1 sends one at a time; outside 1 to 1024 the run
+    /// stops, naming the call), in the MCP pass and in the function pass of an agent that awaits,
+    /// whatever the core count and `--test-threads`. `HOLON_CONCURRENCY` and `--concurrency` win.
     pub fn concurrency(mut self, calls: usize) -> Harness {
-        self.given.concurrency = Some(calls.clamp(1, settings::MAX_CONCURRENCY));
+        self.given.concurrency = Some(calls);
         self
     }
 

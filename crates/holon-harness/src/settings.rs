@@ -6,235 +6,32 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::era::{self, PROTOCOL_VAR, Protocol};
+pub use crate::defs::{
+    BLESS_VAR, CONCURRENCY_VAR, DEFAULT_CONCURRENCY, EXPLORE_CASES_VAR, EXPLORE_SEED_VAR,
+    FAULTS_VAR, FORCE_VAR, JUNIT_VAR, Layer, MAX_CALLS_VAR, MIN_STRICT_SUCCESS_RATE_VAR,
+    MIN_SUCCESS_RATE_VAR, PARTITION_VAR, RECEIPTS_VAR, REPEAT_VAR, REPORT_VAR, SERVER_URL_VAR,
+    STARTUP_VAR, parse_concurrency, parse_max_calls, parse_partition, parse_rate, parse_repeat,
+    parse_seconds, parse_switch,
+};
+use crate::defs::{DEFS, def};
+use crate::era::{PROTOCOL_VAR, Protocol};
 use crate::error::SettingError;
 use holon_config::partition::Partition;
 pub use holon_core::message::shell_quote;
 use holon_explore as explore;
-use holon_upstream::fault::{self, Only};
-use holon_upstream::{self as upstream, Mode};
+use holon_upstream::Mode;
+use holon_upstream::fault::Only;
 
 /// Set by `cargo holon-test` for the test target it runs: the publish checks' warnings (and
 /// `source-commit-stale`) were printed already, so the harness does not print them twice.
 pub const CHECKS_SHOWN: &str = "HOLON_CHECKS_SHOWN";
 
-/// `--startup-timeout`.
-pub const STARTUP_VAR: &str = "HOLON_STARTUP_TIMEOUT_S";
-/// `--junit`.
-pub const JUNIT_VAR: &str = "HOLON_JUNIT";
-/// `--bless`.
-pub const BLESS_VAR: &str = "HOLON_BLESS";
-/// `--concurrency`.
-pub const CONCURRENCY_VAR: &str = "HOLON_CONCURRENCY";
-/// `--explore-cases`.
-pub const EXPLORE_CASES_VAR: &str = "HOLON_EXPLORE_CASES";
-/// `--explore-seed`.
-pub const EXPLORE_SEED_VAR: &str = "HOLON_EXPLORE_SEED";
-/// `--faults`: `0` turns the fault trials off.
-pub const FAULTS_VAR: &str = "HOLON_FAULTS";
-/// `--force`: `1` lets a record run record over recordings that do not read.
-pub const FORCE_VAR: &str = "HOLON_FORCE";
-/// `--url`: the MCP pass against a server already running, none started.
-pub const SERVER_URL_VAR: &str = "HOLON_SERVER_URL";
-/// `--repeat`: each example called N times on the measured pass.
-pub const REPEAT_VAR: &str = "HOLON_REPEAT";
-/// `--receipts`: one JSON line per measured call.
-pub const RECEIPTS_VAR: &str = "HOLON_RECEIPTS";
-/// `--report`: the run as one HTML page.
-pub const REPORT_VAR: &str = "HOLON_REPORT";
-/// `--min-success-rate`: the run fails below it.
-pub const MIN_SUCCESS_RATE_VAR: &str = "HOLON_MIN_SUCCESS_RATE";
-/// `--partition`: the shard of the run this is.
-pub const PARTITION_VAR: &str = "HOLON_PARTITION";
-/// `--min-strict-success-rate`: the run fails when the success rate, counting the declared
-/// failures that come and go for one input as failures, is below it.
-pub const MIN_STRICT_SUCCESS_RATE_VAR: &str = "HOLON_MIN_STRICT_SUCCESS_RATE";
-/// `--max-calls`: the most calls a run makes to the agent.
-pub const MAX_CALLS_VAR: &str = "HOLON_MAX_CALLS";
-
 /// The command that runs a Rust agent's test target, which a run with no command line of its
 /// own (`tests/holon.rs` under `cargo test`) prints.
 pub const RUST_COMMAND: &str = "cargo holon-test";
 
-/// The most calls of one example a run may ask for.
-pub const MAX_REPEAT: u32 = 10_000;
-
-/// `N` for `--repeat N` or `HOLON_REPEAT`: a whole number of calls, 1 to 10,000.
-pub fn parse_repeat(text: &str) -> Result<u32, SettingError> {
-    match text.trim().parse::<u32>() {
-        Ok(n) if (1..=MAX_REPEAT).contains(&n) => Ok(n),
-        _ => Err(SettingError::Repeat {
-            text: text.to_string(),
-            max: MAX_REPEAT,
-        }),
-    }
-}
-
-/// `R` for `--min-success-rate R`: a fraction from 0 to 1.
-pub fn parse_rate(text: &str) -> Result<f64, SettingError> {
-    match text.trim().parse::<f64>() {
-        Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
-        _ => Err(SettingError::Rate(text.to_string())),
-    }
-}
-
-/// `count:K/N` or `hash:K/N` for `--partition`, nextest's syntax.
-pub fn parse_partition(text: &str) -> Result<Partition, SettingError> {
-    Partition::parse(text).map_err(SettingError::Partition)
-}
-
-/// `N` for `--max-calls N`: a whole number of calls, at least 1.
-pub fn parse_max_calls(text: &str) -> Result<u64, SettingError> {
-    match text.trim().parse::<u64>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err(SettingError::MaxCalls(text.to_string())),
-    }
-}
-
-/// Calls in flight at once when nothing else is said.
-pub const DEFAULT_CONCURRENCY: usize = 16;
-
-/// The most calls in flight a run may ask for.
-pub const MAX_CONCURRENCY: usize = 1024;
-
-/// `N` for `--concurrency N` or `HOLON_CONCURRENCY`: a whole number of calls, 1 to 1024.
-pub fn parse_concurrency(text: &str) -> Result<usize, SettingError> {
-    match text.trim().parse::<usize>() {
-        Ok(n) if (1..=MAX_CONCURRENCY).contains(&n) => Ok(n),
-        _ => Err(SettingError::Concurrency {
-            text: text.to_string(),
-            max: MAX_CONCURRENCY,
-        }),
-    }
-}
-
 /// How long a server may take to answer its first `initialize` unless told otherwise.
 pub const DEFAULT_STARTUP: Duration = Duration::from_secs(30);
-
-/// What one layer says; `None` where it says nothing.
-#[derive(Debug, Clone, Default)]
-pub struct Layer {
-    /// How long the server may take to answer its first `initialize`.
-    pub startup: Option<Duration>,
-    /// Where to write the JUnit report.
-    pub junit: Option<PathBuf>,
-    /// Whether to write the agent's answers into the examples after the run.
-    pub bless: Option<bool>,
-    /// Calls in flight at once.
-    pub concurrency: Option<usize>,
-    /// Cases per explore trial.
-    pub explore_cases: Option<u32>,
-    /// The seed explore draws its inputs from.
-    pub explore_seed: Option<u64>,
-    /// Whether `explore::mcp` compares the server's answers with the function's.
-    pub explore_differential: Option<bool>,
-    /// Where the upstreams' answers come from.
-    pub upstream: Option<Mode>,
-    /// Whether the fault trials run.
-    pub faults: Option<bool>,
-    /// The one fault to play (`HOLON_FAULT`).
-    pub fault: Option<Only>,
-    /// The address of a server already running, to test instead of starting one.
-    pub server_url: Option<String>,
-    /// Which MCP eras to test the server in.
-    pub protocol: Option<Protocol>,
-    /// Whether a record run records over recordings that do not read.
-    pub force: Option<bool>,
-    /// Calls of each example on the measured pass.
-    pub repeat: Option<u32>,
-    /// Where to write one JSON line per measured call.
-    pub receipts: Option<PathBuf>,
-    /// Where to write the run as one HTML page.
-    pub report: Option<PathBuf>,
-    /// The success rate below which the run fails.
-    pub min_success_rate: Option<f64>,
-    /// The strict success rate below which the run fails.
-    pub min_strict_success_rate: Option<f64>,
-    /// The most calls the run makes to the agent.
-    pub max_calls: Option<u64>,
-    /// The shard of the run this is.
-    pub partition: Option<Partition>,
-}
-
-impl Layer {
-    /// The environment's layer; a value that does not parse is refused, naming its variable.
-    pub fn from_env() -> Result<Layer, SettingError> {
-        Layer::from_vars(|name| std::env::var(name))
-    }
-
-    /// The layer the variables `lookup` finds give.
-    fn from_vars(
-        lookup: impl Fn(&str) -> Result<String, std::env::VarError>,
-    ) -> Result<Layer, SettingError> {
-        let var = |name: &str| var(name, &lookup);
-        Ok(Layer {
-            startup: parsed(STARTUP_VAR, var(STARTUP_VAR)?, parse_seconds)?
-                .map(Duration::from_secs_f64),
-            junit: var(JUNIT_VAR)?.map(PathBuf::from),
-            // Set to `1`, on; set to anything else, off.
-            bless: var(BLESS_VAR)?.map(|v| v == "1"),
-            concurrency: parsed(CONCURRENCY_VAR, var(CONCURRENCY_VAR)?, parse_concurrency)?,
-            explore_cases: parsed(EXPLORE_CASES_VAR, var(EXPLORE_CASES_VAR)?, |t| {
-                Ok(explore::parse_cases(t)?)
-            })?,
-            explore_seed: parsed(EXPLORE_SEED_VAR, var(EXPLORE_SEED_VAR)?, |t| {
-                Ok(explore::parse_seed(t)?)
-            })?,
-            explore_differential: None,
-            upstream: parsed(upstream::MODE_VAR, var(upstream::MODE_VAR)?, |t| {
-                Ok(upstream::parse_mode(t)?)
-            })?,
-            faults: parsed(FAULTS_VAR, var(FAULTS_VAR)?, parse_switch)?,
-            fault: parsed(fault::ONE_VAR, var(fault::ONE_VAR)?, |t| {
-                Ok(fault::parse_only(t)?)
-            })?,
-            // Checked as a URL where the run builds its target (`lib`), naming the variable.
-            server_url: var(SERVER_URL_VAR)?,
-            protocol: parsed(PROTOCOL_VAR, var(PROTOCOL_VAR)?, era::parse_protocol)?,
-            // Set to `1`, on; set to anything else, off.
-            force: var(FORCE_VAR)?.map(|v| v == "1"),
-            repeat: parsed(REPEAT_VAR, var(REPEAT_VAR)?, parse_repeat)?,
-            receipts: var(RECEIPTS_VAR)?.map(PathBuf::from),
-            report: var(REPORT_VAR)?.map(PathBuf::from),
-            min_success_rate: parsed(MIN_SUCCESS_RATE_VAR, var(MIN_SUCCESS_RATE_VAR)?, parse_rate)?,
-            min_strict_success_rate: parsed(
-                MIN_STRICT_SUCCESS_RATE_VAR,
-                var(MIN_STRICT_SUCCESS_RATE_VAR)?,
-                parse_rate,
-            )?,
-            max_calls: parsed(MAX_CALLS_VAR, var(MAX_CALLS_VAR)?, parse_max_calls)?,
-            partition: parsed(PARTITION_VAR, var(PARTITION_VAR)?, parse_partition)?,
-        })
-    }
-
-    /// This layer, with `lower`'s values where it says nothing.
-    fn over(self, lower: &Layer) -> Layer {
-        Layer {
-            startup: self.startup.or(lower.startup),
-            junit: self.junit.or_else(|| lower.junit.clone()),
-            bless: self.bless.or(lower.bless),
-            concurrency: self.concurrency.or(lower.concurrency),
-            explore_cases: self.explore_cases.or(lower.explore_cases),
-            explore_seed: self.explore_seed.or(lower.explore_seed),
-            explore_differential: self.explore_differential.or(lower.explore_differential),
-            upstream: self.upstream.or(lower.upstream),
-            faults: self.faults.or(lower.faults),
-            fault: self.fault.or(lower.fault),
-            server_url: self.server_url.or_else(|| lower.server_url.clone()),
-            protocol: self.protocol.or(lower.protocol),
-            force: self.force.or(lower.force),
-            repeat: self.repeat.or(lower.repeat),
-            receipts: self.receipts.or_else(|| lower.receipts.clone()),
-            report: self.report.or_else(|| lower.report.clone()),
-            min_success_rate: self.min_success_rate.or(lower.min_success_rate),
-            min_strict_success_rate: self
-                .min_strict_success_rate
-                .or(lower.min_strict_success_rate),
-            max_calls: self.max_calls.or(lower.max_calls),
-            partition: self.partition.or(lower.partition),
-        }
-    }
-}
 
 /// The settings a run goes by.
 #[derive(Debug, Clone)]
@@ -301,19 +98,57 @@ impl Settings {
 /// blesses takes an example output the schema no longer admits as a difference to write. A
 /// variable that does not parse is left for `resolve` to refuse.
 pub fn blesses(command_line: &Layer, harness: &Layer) -> bool {
-    let env = var(BLESS_VAR, |name| std::env::var(name)).ok().flatten();
-    (command_line.bless)
-        .or(env.map(|v| v == "1"))
-        .or(harness.bless)
+    (command_line.clone().over(&env_alone("bless").over(harness)))
+        .bless
         .unwrap_or(false)
 }
 
 /// Where the JUnit report goes, when the run stops before its settings are resolved (the
-/// checks refused the manifest, another setting does not parse): the same layers, read alone.
+/// checks refused the manifest, another setting does not parse): the same layers, read alone,
+/// the variable as the environment's layer reads it (empty, it says nothing).
 pub(crate) fn junit_of(command_line: &Layer, given: &Layer) -> Option<PathBuf> {
-    (command_line.junit.clone())
-        .or_else(|| std::env::var_os(JUNIT_VAR).map(PathBuf::from))
-        .or_else(|| given.junit.clone())
+    (command_line.clone().over(&env_alone("junit").over(given))).junit
+}
+
+/// The environment's layer of the one setting `name`: nothing where its variable is unset or
+/// does not parse (which `resolve` refuses).
+fn env_alone(name: &str) -> Layer {
+    let mut layer = Layer::default();
+    if let Some(def) = def(name) {
+        let _ = layer.read_var(def, |name| std::env::var(name));
+    }
+    layer
+}
+
+/// Each value the `Harness` builder gave, checked by its setting's own parser, as the command
+/// line, the environment and the file are checked when they are read: a number past its
+/// bounds stops the run, naming the call (`Harness::concurrency(0)`).
+fn check_builder(harness: &Layer) -> Result<(), SettingError> {
+    for def in &DEFS {
+        let (Some(builder), Some(text)) = (def.builder, def.get(harness)) else {
+            continue;
+        };
+        let method = builder.split('(').next().unwrap_or(builder);
+        def.check(&text).map_err(|why| SettingError::Builder {
+            call: format!("{method}({text})"),
+            why: Box::new(why),
+        })?;
+    }
+    Ok(())
+}
+
+/// The settings that cannot go together, however each was set (flag, variable, builder or
+/// file): the one place they are checked, each a usage error (`RunError::exit_code`).
+fn conflicts(given: &Layer) -> Result<(), SettingError> {
+    if let Some(n) = given.repeat.filter(|n| *n > 1) {
+        if given.bless == Some(true) {
+            return Err(SettingError::RepeatBless(n));
+        }
+        if given.upstream == Some(Mode::Record) {
+            return Err(SettingError::RepeatRecord(n));
+        }
+    }
+    Ok(())
 }
 
 /// The settings of a run on the manifest at `path`: `command_line` over the environment over
@@ -340,12 +175,12 @@ fn resolve_layers(
     path: &Path,
     replay: Option<&str>,
 ) -> Result<Settings, SettingError> {
+    // The command line, the environment and the file were checked as they were read; the
+    // builder's values are checked here.
+    check_builder(harness)?;
     let given = command_line.clone().over(&env.clone().over(harness));
+    conflicts(&given)?;
     let cases = given.explore_cases.unwrap_or(explore::DEFAULT_CASES);
-    // The command line and the environment were checked as they were read; the builder's
-    // number is checked here.
-    let cases =
-        explore::check_cases(cases).map_err(|why| SettingError::HarnessCases { cases, why })?;
     let seed = match given.explore_seed {
         Some(seed) => seed,
         None => explore::manifest_seed(path)?,
@@ -377,15 +212,6 @@ fn resolve_layers(
             line
         }
     };
-    let repeat = given.repeat.filter(|n| *n > 1);
-    if let Some(n) = repeat {
-        if given.bless == Some(true) {
-            return Err(SettingError::RepeatBless(n));
-        }
-        if given.upstream == Some(Mode::Record) {
-            return Err(SettingError::RepeatRecord(n));
-        }
-    }
     Ok(Settings {
         startup: given.startup.unwrap_or(DEFAULT_STARTUP),
         junit: given.junit,
@@ -416,59 +242,11 @@ fn resolve_layers(
     })
 }
 
-/// `on` or `off` (`1` or `0`).
-pub fn parse_switch(text: &str) -> Result<bool, SettingError> {
-    match text.trim() {
-        "on" | "1" => Ok(true),
-        "off" | "0" => Ok(false),
-        other => Err(SettingError::Switch(other.to_string())),
-    }
-}
-
-/// Seconds above 0, fractions allowed.
-pub fn parse_seconds(text: &str) -> Result<f64, SettingError> {
-    match text.trim().parse::<f64>() {
-        Ok(s) if s > 0.0 && s.is_finite() => Ok(s),
-        _ => Err(SettingError::Seconds(text.to_string())),
-    }
-}
-
-/// A variable's value; `None` when it is unset or empty.
-fn var(
-    name: &str,
-    lookup: impl Fn(&str) -> Result<String, std::env::VarError>,
-) -> Result<Option<String>, SettingError> {
-    match lookup(name) {
-        Ok(text) if text.trim().is_empty() => Ok(None),
-        Ok(text) => Ok(Some(text)),
-        Err(std::env::VarError::NotPresent) => Ok(None),
-        Err(std::env::VarError::NotUnicode(_)) => Err(SettingError::NotUnicode {
-            name: name.to_string(),
-        }),
-    }
-}
-
-/// A variable's value parsed, or why it does not parse, naming the variable.
-fn parsed<T>(
-    name: &str,
-    text: Option<String>,
-    parse: impl Fn(&str) -> Result<T, SettingError>,
-) -> Result<Option<T>, SettingError> {
-    match text {
-        None => Ok(None),
-        Some(text) => parse(text.trim())
-            .map(Some)
-            .map_err(|why| SettingError::Variable {
-                name: name.to_string(),
-                text,
-                why: Box::new(why),
-            }),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::era;
+    use holon_upstream::fault;
 
     #[test]
     fn concurrency_is_a_whole_number_of_calls() {
@@ -652,6 +430,65 @@ mod tests {
     }
 
     #[test]
+    fn the_defaults_the_reference_and_the_help_say_are_the_defaults_a_run_takes() {
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = &dir.path().join("holon.yaml");
+        std::fs::write(path, "name: probe\n").expect("a manifest");
+        let none = Layer::default();
+        let s = resolve_layers(&none, &none, &none, path, None).expect("the defaults");
+        let said = |name: &str| def(name).expect(name);
+        for (name, default) in [
+            ("concurrency", s.concurrency.to_string()),
+            ("explore_cases", s.explore.cases.to_string()),
+            ("startup", format!("{} s", s.startup.as_secs())),
+            ("repeat", s.repeat.unwrap_or(1).to_string()),
+            ("bless", ["off", "on"][usize::from(s.bless)].to_string()),
+            (
+                "explore_differential",
+                ["off", "on"][usize::from(s.explore.differential)].into(),
+            ),
+            ("upstream", format!("`{}`", s.upstream.name())),
+        ] {
+            assert_eq!(said(name).default, default, "{name}");
+            let help = said(name).help;
+            let number = default.trim_end_matches(" s").trim_matches('`');
+            assert!(
+                help.is_empty()
+                    || !help.contains("[default: ")
+                    || help.contains(&format!("[default: {number}")),
+                "{name}: {help}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_builder_is_held_to_the_bounds_every_other_layer_is() {
+        // Once the builder kept a concurrency within bounds silently while it refused explore
+        // cases past theirs: both now stop the run, naming the call.
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let path = &dir.path().join("holon.yaml");
+        std::fs::write(path, "name: probe\n").expect("a manifest");
+        let none = Layer::default();
+        for (calls, ok) in [(0, false), (1, true), (1024, true), (1025, false)] {
+            let harness = Layer {
+                concurrency: Some(calls),
+                ..Layer::default()
+            };
+            match resolve_layers(&none, &none, &harness, path, None) {
+                Ok(s) => assert!(ok && s.concurrency == calls, "{calls}"),
+                Err(e) => {
+                    let e = e.to_string();
+                    assert!(!ok, "{calls}: {e}");
+                    assert!(
+                        e.starts_with(&format!("`Harness::concurrency({calls})`: the concurrency")),
+                        "{e}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn the_higher_layer_wins_field_by_field() {
         let command_line = Layer {
             concurrency: Some(2),
@@ -671,7 +508,7 @@ mod tests {
     #[test]
     fn the_measurement_settings_refuse_what_they_cannot_use() {
         assert_eq!(parse_repeat("20").ok(), Some(20));
-        assert_eq!(parse_repeat("10000").ok(), Some(MAX_REPEAT));
+        assert_eq!(parse_repeat("10000").ok(), Some(crate::parsers::MAX_REPEAT));
         for bad in ["0", "-1", "1e9", "10001", "2.5", "", "many"] {
             let e = parse_repeat(bad).unwrap_err().to_string();
             assert!(e.contains("from 1 to 10000"), "{bad}: {e}");
