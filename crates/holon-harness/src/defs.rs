@@ -56,7 +56,7 @@ pub const MAX_CALLS_VAR: &str = "HOLON_MAX_CALLS";
 /// One setting, every surface of it.
 #[derive(Debug)]
 pub struct Def {
-    /// Its field of [`Layer`], the name the table's tests and the reference go by.
+    /// Its field of `Layer`, the name the table's tests and the reference go by.
     pub name: &'static str,
     /// Its long flag of the run command, without `--`.
     pub flag: Option<&'static str>,

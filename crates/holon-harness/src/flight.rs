@@ -302,6 +302,12 @@ impl Retries {
                 "{answered} answered in time alone, and {blocked} blocked {who} alone (reported as such): the others waited behind {}",
                 if blocked == 1 { "it" } else { "them" }
             ));
+        } else if blocked > 0 {
+            // Only the blocking calls timed out: the others had answered before it blocked.
+            let each = if tried == 1 { "it" } else { "each" };
+            note.push_str(&format!(
+                "{each} got no answer alone either, and {blocked} blocked {who} alone (reported as such)"
+            ));
         } else if answered > 0 {
             note.push_str(&format!(
                 "{answered} answered in time alone, so {who} takes calls one at a time; `--concurrency 1` (or `{CONCURRENCY_VAR}=1`) matches it and spares the retries"
@@ -394,6 +400,18 @@ mod tests {
         assert_eq!(
             note,
             "note: 18 calls timed out while other calls were in flight (up to 16 at once), and 1 was tried again alone: none answered alone either, so each is reported as it failed; the other 17 were not tried again, since a call tried alone got no answer in time either: the server does not answer, and each is reported as `timeout`"
+        );
+    }
+
+    #[test]
+    fn a_call_that_blocks_alone_is_said_to_block_though_none_waited_behind_it() {
+        let retries = Retries::default();
+        retries.record(Crowded::TimedOut, false);
+        retries.blocked();
+        let note = retries.note("the agent function", 16).unwrap();
+        assert_eq!(
+            note,
+            "note: 1 call timed out while other calls were in flight (up to 16 at once), and 1 was tried again alone: it got no answer alone either, and 1 blocked the agent function alone (reported as such)"
         );
     }
 
