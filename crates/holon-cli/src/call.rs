@@ -133,7 +133,7 @@ impl Call {
         // Named as the author would type it: `holon-test.toml` in the folder they are in.
         let settings_file = folder.join(holon_config::FILE);
         let settings_file = settings_file.strip_prefix(".").unwrap_or(&settings_file);
-        match holon_config::read(&folder) {
+        match holon_config::read(&folder, holon_harness::command::file_keys()) {
             Ok(Some(config)) if config.server.is_some() => {
                 let server = config.server.map(|s| (s.command, s.function));
                 let server = server.unwrap_or_default();

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use crate::settings::{self as run_settings, Setting};
+use crate::settings::{self as run_settings, Key, Setting};
 use crate::tables::{find_table, loc, not_one, unknown, wrong_type};
 use holon_core::check::{self, Problem, Report};
 use holon_core::ids;
@@ -117,7 +117,7 @@ const TABLES: [&str; 4] = ["server", "upstreams", "explore", "run"];
 
 /// `holon-test.toml` in `dir`: `Ok(None)` when there is none, the report of its problems when it
 /// is refused.
-pub fn read(dir: &Path) -> Result<Option<TestConfig>, Report> {
+pub fn read(dir: &Path, keys: &[Key]) -> Result<Option<TestConfig>, Report> {
     let path = dir.join(FILE);
     if !path.exists() {
         return Ok(None);
@@ -131,15 +131,15 @@ pub fn read(dir: &Path) -> Result<Option<TestConfig>, Report> {
     let text = String::from_utf8(bytes).map_err(|_| {
         check::unreadable(&shown, format!("`{}` is not UTF-8 text", shown.display()))
     })?;
-    parse(&text, &shown).map(Some)
+    parse(&text, &shown, keys).map(Some)
 }
 
 /// Reads the text of a `holon-test.toml`; `path` names it in messages.
-pub fn parse(text: &str, path: &Path) -> Result<TestConfig, Report> {
+pub fn parse(text: &str, path: &Path, keys: &[Key]) -> Result<TestConfig, Report> {
     let mut problems = Vec::new();
     let mut settings = Vec::new();
     let (server, upstreams) = match DeTable::parse(text) {
-        Ok(root) => read_root(text, root.get_ref(), &mut problems, &mut settings),
+        Ok(root) => read_root(text, root.get_ref(), keys, &mut problems, &mut settings),
         Err(e) => {
             let loc = e
                 .span()
@@ -166,6 +166,7 @@ pub fn parse(text: &str, path: &Path) -> Result<TestConfig, Report> {
 fn read_root(
     text: &str,
     root: &DeTable<'_>,
+    keys: &[Key],
     problems: &mut Vec<Problem>,
     settings: &mut Vec<Setting>,
 ) -> (Option<ServerCommand>, Vec<Upstream>) {
@@ -174,11 +175,11 @@ fn read_root(
     for (key, value) in root.iter() {
         let name = key.get_ref().as_ref();
         if name == "server" {
-            server = read_server(text, value, problems, settings);
+            server = read_server(text, value, keys, problems, settings);
             continue;
         }
         if run_settings::TABLES.contains(&name) {
-            run_settings::read_table(text, name, value, problems, settings);
+            run_settings::read_table(text, name, value, keys, problems, settings);
             continue;
         }
         if name != "upstreams" {
@@ -234,6 +235,7 @@ fn read_root(
 fn read_server(
     text: &str,
     value: &Spanned<DeValue<'_>>,
+    keys: &[Key],
     problems: &mut Vec<Problem>,
     settings: &mut Vec<Setting>,
 ) -> Option<ServerCommand> {
@@ -249,7 +251,7 @@ fn read_server(
     let before = problems.len();
     let (mut command, mut function) = (None, None);
     for (field, v) in table.iter() {
-        if run_settings::read_key(text, "server", field, v, problems, settings) {
+        if run_settings::read_key(text, "server", field, v, keys, problems, settings) {
             continue;
         }
         let field_name = field.get_ref().as_ref();
@@ -260,15 +262,16 @@ fn read_server(
             other => {
                 let known: Vec<&str> = ["command", "function"]
                     .into_iter()
-                    .chain(run_settings::keys("server"))
+                    .chain(run_settings::keys(keys, "server"))
                     .collect();
+                let has = format!("`[server]` has {}", run_settings::listed(&known));
                 problems.push(unknown(
                     other,
                     here,
                     loc(text, field.span().start),
                     "`[server]`",
                     &known,
-                    "`[server]` has `command`, `function`, `startup_timeout_s` and `protocol`",
+                    &has,
                 ));
                 continue;
             }
@@ -525,6 +528,7 @@ fn find(text: &str, name: &str) -> Loc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::tests::parse;
 
     fn problems(text: &str) -> Vec<(String, String, u64, u64, String)> {
         match parse(text, Path::new("holon-test.toml")) {

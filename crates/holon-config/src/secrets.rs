@@ -177,7 +177,7 @@ impl Secrets {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::file::parse;
+    use crate::settings::tests::parse;
     use std::path::Path;
 
     fn config(text: &str) -> TestConfig {

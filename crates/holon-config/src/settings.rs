@@ -32,7 +32,7 @@ use holon_core::manifest::yaml::Loc;
 
 /// What TOML value a setting takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub enum Kind {
     /// An integer of at least 0.
     Whole,
     /// An integer of at least 0, or a string (`"0x2a"`).
@@ -45,61 +45,17 @@ enum Kind {
     Text,
 }
 
-/// One setting the file may give.
+/// One setting the file may give: the harness's table of settings gives each (its entry's
+/// `key`), and the file is read with them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Key {
     /// Its table (`explore`).
     pub table: &'static str,
     /// Its key in the table (`cases`).
     pub key: &'static str,
-    kind: Kind,
+    /// The TOML value it takes.
+    pub kind: Kind,
 }
-
-/// Every setting the file may give, by table, with the TOML type it takes: what the file reads.
-/// What each one means (its flag, its variable, its parser) is its entry in the harness's table
-/// of settings (`holon_harness::command::DEFS`), whose test holds the two to the same keys.
-pub const KEYS: [Key; 8] = [
-    Key {
-        table: "server",
-        key: "startup_timeout_s",
-        kind: Kind::Seconds,
-    },
-    Key {
-        table: "server",
-        key: "protocol",
-        kind: Kind::Text,
-    },
-    Key {
-        table: "explore",
-        key: "cases",
-        kind: Kind::Whole,
-    },
-    Key {
-        table: "explore",
-        key: "seed",
-        kind: Kind::Seed,
-    },
-    Key {
-        table: "explore",
-        key: "differential",
-        kind: Kind::Switch,
-    },
-    Key {
-        table: "run",
-        key: "concurrency",
-        kind: Kind::Whole,
-    },
-    Key {
-        table: "run",
-        key: "faults",
-        kind: Kind::Switch,
-    },
-    Key {
-        table: "run",
-        key: "junit",
-        kind: Kind::Text,
-    },
-];
 
 /// The tables that hold settings only.
 pub const TABLES: [&str; 2] = ["explore", "run"];
@@ -118,9 +74,9 @@ pub struct Setting {
     pub at: Loc,
 }
 
-/// The keys of `table`.
-pub(crate) fn keys(table: &str) -> impl Iterator<Item = &'static str> + '_ {
-    KEYS.iter().filter(move |k| k.table == table).map(|k| k.key)
+/// The keys of `table` among `keys`.
+pub(crate) fn keys<'k>(keys: &'k [Key], table: &'k str) -> impl Iterator<Item = &'static str> + 'k {
+    keys.iter().filter(move |k| k.table == table).map(|k| k.key)
 }
 
 /// A table that holds settings only (`[explore]`, `[run]`): each key known, each value of its
@@ -129,6 +85,7 @@ pub(crate) fn read_table(
     text: &str,
     table: &str,
     value: &Spanned<DeValue<'_>>,
+    known_keys: &[Key],
     problems: &mut Vec<Problem>,
     into: &mut Vec<Setting>,
 ) {
@@ -143,9 +100,9 @@ pub(crate) fn read_table(
         return;
     };
     for (field, v) in fields.iter() {
-        if !read_key(text, table, field, v, problems, into) {
+        if !read_key(text, table, field, v, known_keys, problems, into) {
             let name = field.get_ref().as_ref();
-            let known: Vec<&str> = keys(table).collect();
+            let known: Vec<&str> = keys(known_keys, table).collect();
             problems.push(crate::tables::unknown(
                 name,
                 format!("{at}/{}", holon_core::pointer::escape(name)),
@@ -165,11 +122,12 @@ pub(crate) fn read_key(
     table: &str,
     field: &Spanned<Cow<'_, str>>,
     value: &Spanned<DeValue<'_>>,
+    keys: &[Key],
     problems: &mut Vec<Problem>,
     into: &mut Vec<Setting>,
 ) -> bool {
     let name = field.get_ref().as_ref();
-    let Some(key) = KEYS.iter().find(|k| k.table == table && k.key == name) else {
+    let Some(key) = keys.iter().find(|k| k.table == table && k.key == name) else {
         return false;
     };
     let pointer = format!("/{table}/{}", holon_core::pointer::escape(name));
@@ -217,7 +175,7 @@ pub(crate) fn read_key(
 }
 
 /// `` `a`, `b` and `c` ``.
-fn listed(names: &[&str]) -> String {
+pub(crate) fn listed(names: &[&str]) -> String {
     let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
     match quoted.split_last() {
         Some((last, [])) => last.clone(),
@@ -227,11 +185,64 @@ fn listed(names: &[&str]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
+    use super::{Key, Kind};
+    use crate::file::TestConfig;
+    use holon_core::check::Report;
     use std::path::Path;
 
+    /// The keys the harness's table of settings gives the file, as this crate's tests take them
+    /// (the harness's own test reads the real ones through its table).
+    const KEYS: [Key; 8] = [
+        Key {
+            table: "server",
+            key: "startup_timeout_s",
+            kind: Kind::Seconds,
+        },
+        Key {
+            table: "server",
+            key: "protocol",
+            kind: Kind::Text,
+        },
+        Key {
+            table: "explore",
+            key: "cases",
+            kind: Kind::Whole,
+        },
+        Key {
+            table: "explore",
+            key: "seed",
+            kind: Kind::Seed,
+        },
+        Key {
+            table: "explore",
+            key: "differential",
+            kind: Kind::Switch,
+        },
+        Key {
+            table: "run",
+            key: "concurrency",
+            kind: Kind::Whole,
+        },
+        Key {
+            table: "run",
+            key: "faults",
+            kind: Kind::Switch,
+        },
+        Key {
+            table: "run",
+            key: "junit",
+            kind: Kind::Text,
+        },
+    ];
+
+    /// `text` read with those keys.
+    pub(crate) fn parse(text: &str, path: &Path) -> Result<TestConfig, Report> {
+        crate::file::parse(text, path, &KEYS)
+    }
+
     fn problems(text: &str) -> Vec<(String, String, u64, Option<String>)> {
-        match crate::file::parse(text, Path::new("holon-test.toml")) {
+        match parse(text, Path::new("holon-test.toml")) {
             Ok(_) => Vec::new(),
             Err(report) => (report.diagnostics.iter())
                 .map(|d| {
@@ -248,7 +259,7 @@ mod tests {
 
     #[test]
     fn each_setting_reads_back_as_its_flag_would_take_it() {
-        let config = crate::file::parse(
+        let config = parse(
             "[server]\nstartup_timeout_s = 1.5\n\n[explore]\ncases = 7\nseed = 0x2a\ndifferential = false\n\n[run]\njunit = \"j.xml\"\n",
             Path::new("holon-test.toml"),
         )

@@ -14,7 +14,7 @@ use crate::settings::Layer;
 use holon_core::check::{self, Report};
 
 pub use crate::call::{CALL_VAR, Spec as CallSpec};
-pub use crate::defs::{DEFS, Def, reference_table};
+pub use crate::defs::{DEFS, Def, file_keys, reference_table};
 pub use crate::era::{Era, PROTOCOL_VAR, Protocol, parse_protocol};
 pub use crate::error::{AddressError, SettingError};
 pub use crate::provenance::{RevisionError, read_revision};
@@ -40,7 +40,7 @@ pub fn checks(path: &Path, bless: bool) -> Report {
 /// `holon-test.toml` in `dir`, read as a run reads it: its tables, then each setting's value as
 /// its flag parses it; the report of every problem, each at its line, when it is refused.
 pub fn read_config(dir: &Path) -> Result<Option<holon_config::TestConfig>, Report> {
-    let config = holon_config::read(dir)?;
+    let config = holon_config::read(dir, crate::defs::file_keys())?;
     crate::config_layer::layer(config.as_ref())?;
     Ok(config)
 }
@@ -261,7 +261,7 @@ pub fn report(
         }
     };
     let prices: Vec<(String, Option<holon_config::TokenPrice>)> =
-        match holon_config::read(&checked.dir()) {
+        match holon_config::read(&checked.dir(), crate::defs::file_keys()) {
             Ok(config) => (config.iter())
                 .flat_map(|c| c.upstreams.iter())
                 .map(|u| (u.name.clone(), u.price))

@@ -15,7 +15,10 @@ use holon_core::ids;
 /// The layer of the file beside `manifest`, empty when there is none or it does not read (the
 /// run itself says why, at its start).
 pub fn beside(manifest: &Path) -> Layer {
-    let config = holon_config::read(&holon_core::manifest::folder_of(manifest));
+    let config = holon_config::read(
+        &holon_core::manifest::folder_of(manifest),
+        crate::defs::file_keys(),
+    );
     layer(config.ok().flatten().as_ref()).unwrap_or_default()
 }
 
@@ -51,7 +54,7 @@ pub fn layer(config: Option<&TestConfig>) -> Result<Layer, Report> {
 /// One setting into the layer, parsed by the parser of its entry, as its flag is.
 fn set(layer: &mut Layer, setting: &Setting, dir: &Path) -> Result<(), SettingError> {
     let (table, key) = (setting.key.table, setting.key.key);
-    match DEFS.iter().find(|d| d.key == Some((table, key))) {
+    match DEFS.iter().find(|d| d.key == Some(setting.key)) {
         Some(def) => def.set(layer, &setting.text, dir),
         None => Err(SettingError::Unread(format!("{table}.{key}"))),
     }
@@ -64,8 +67,12 @@ mod tests {
     use std::path::PathBuf;
 
     fn read(text: &str) -> Result<Layer, Vec<(String, u64, String)>> {
-        let config = holon_config::parse(text, Path::new("dir/holon-test.toml"))
-            .map_err(|r| vec![(r.diagnostics[0].pointer.clone(), 0, String::new())])?;
+        let config = holon_config::parse(
+            text,
+            Path::new("dir/holon-test.toml"),
+            crate::defs::file_keys(),
+        )
+        .map_err(|r| vec![(r.diagnostics[0].pointer.clone(), 0, String::new())])?;
         layer(Some(&config)).map_err(|r| {
             (r.diagnostics.iter())
                 .map(|d| (d.pointer.clone(), d.line, d.message.clone()))
@@ -86,7 +93,7 @@ mod tests {
         assert_eq!(layer.faults, Some(false));
         assert_eq!(layer.junit, Some(PathBuf::from("dir/out/j.xml")));
         // Every key the file reads is one this layer sets.
-        for key in holon_config::settings::KEYS {
+        for key in crate::defs::file_keys() {
             let value = match key.key {
                 "protocol" => "\"auto\"",
                 "junit" => "\"j.xml\"",

@@ -2,7 +2,8 @@
 //! gives its flag, its variable, its `holon-test.toml` key, its `Harness` method, its parser,
 //! its help and its default; the command line (`holon-cli`), the environment's layer, the
 //! file's layer, what `cargo holon-test` forwards to the test target and the reference page's
-//! table are all read from [`DEFS`]. A new setting is one entry here and one field of [`Layer`].
+//! table are all read from [`DEFS`]. A new setting is one entry of the `settings!` list, which
+//! gives both its [`Def`] and its field of [`Layer`].
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,6 +16,7 @@ pub use crate::parsers::{
 };
 use crate::parsers::{parse_one, parse_path};
 use holon_config::partition::Partition;
+use holon_config::settings::{Key, Kind};
 use holon_explore as explore;
 use holon_upstream::fault::{self, Only};
 use holon_upstream::{self as upstream, Mode};
@@ -65,8 +67,8 @@ pub struct Def {
     pub value: Option<&'static str>,
     /// The variable the test target reads it from, which `cargo holon-test` forwards it as.
     pub var: Option<&'static str>,
-    /// Its table and key in `holon-test.toml`.
-    pub key: Option<(&'static str, &'static str)>,
+    /// Its table and key in `holon-test.toml`, and the TOML value it takes there.
+    pub key: Option<Key>,
     /// The `Harness` method that gives it, as the reference shows a call (`concurrency(n)`).
     pub builder: Option<&'static str>,
     /// The flag's help, as `--help` prints it.
@@ -162,8 +164,34 @@ impl Text for Partition {
     }
 }
 
+/// [`Layer`] and [`DEFS`] from one list: each setting is its doc, its field's name and type,
+/// its parser (`path` for a path, taken as under the folder of what gives it) and the rest of
+/// its [`Def`]. A new setting is one entry of this list.
+macro_rules! settings {
+    ($($(#[doc = $doc:literal])* $name:ident: $ty:ty = $parse:tt { $($part:ident: $value:expr),* $(,)? })*) => {
+        /// What one layer says; `None` where it says nothing.
+        #[derive(Debug, Clone, Default, PartialEq)]
+        pub struct Layer {
+            $($(#[doc = $doc])* pub $name: Option<$ty>,)*
+        }
+
+        /// How many settings there are.
+        const COUNT: usize = [$(stringify!($name)),*].len();
+
+        /// Every setting, in the order the run command's help lists them.
+        pub static DEFS: [Def; COUNT] = [$(Def {
+            name: stringify!($name),
+            field: field!($name, $parse),
+            $($part: $value),*
+        }),*];
+    };
+}
+
 /// The [`Field`] of `Layer::$name`, read by `$parse` (text to the typed value).
 macro_rules! field {
+    ($name:ident, path) => {
+        field!(path $name)
+    };
     ($name:ident, $parse:expr) => {
         Field {
             set: |layer, text, _| {
@@ -194,10 +222,9 @@ macro_rules! field {
     };
 }
 
-/// Every setting, in the order the run command's help lists them.
-pub static DEFS: [Def; 20] = [
-    Def {
-        name: "server_url",
+settings! {
+    /// The address of a server already running, to test instead of starting one.
+    server_url: String = (|t: &str| Ok::<_, SettingError>(t.to_string())) {
         flag: Some("url"),
         value: Some("URL"),
         var: Some(SERVER_URL_VAR),
@@ -210,10 +237,9 @@ pub static DEFS: [Def; 20] = [
         path: false,
         // Checked as a URL where the run builds its target (`lib`, `--url`'s parser), naming
         // where it came from.
-        field: field!(server_url, |t: &str| Ok::<_, SettingError>(t.to_string())),
-    },
-    Def {
-        name: "bless",
+    }
+    /// Whether to write the agent's answers into the examples after the run.
+    bless: bool = parse_one {
         flag: Some("bless"),
         value: None,
         var: Some(BLESS_VAR),
@@ -224,94 +250,87 @@ pub static DEFS: [Def; 20] = [
         default: "off",
         example: "1",
         path: false,
-        field: field!(bless, parse_one),
-    },
-    Def {
-        name: "startup",
+    }
+    /// How long the server may take to answer its first `initialize`.
+    startup: Duration = (|t| parse_seconds(t).map(Duration::from_secs_f64)) {
         flag: Some("startup-timeout"),
         value: Some("SECONDS"),
         var: Some(STARTUP_VAR),
-        key: Some(("server", "startup_timeout_s")),
+        key: Some(file("server", "startup_timeout_s", Kind::Seconds)),
         builder: Some("startup_timeout(d)"),
         help: "Seconds the server may take to answer its first `initialize` [default: 30, or `HOLON_STARTUP_TIMEOUT_S`]",
         about: "time the server has to answer its first request (`server/discover`)",
         default: "30 s",
         example: "2.5",
         path: false,
-        field: field!(startup, |t| parse_seconds(t).map(Duration::from_secs_f64)),
-    },
-    Def {
-        name: "junit",
+    }
+    /// Where to write the JUnit report.
+    junit: PathBuf = path {
         flag: Some("junit"),
         value: Some("PATH"),
         var: Some(JUNIT_VAR),
-        key: Some(("run", "junit")),
+        key: Some(file("run", "junit", Kind::Text)),
         builder: Some("junit(path)"),
         help: "Also write the run as a JUnit XML report (one `testcase` per trial); its folder is created if missing",
         about: "a JUnit report",
         default: "none",
         example: "out.xml",
         path: true,
-        field: field!(path junit),
-    },
-    Def {
-        name: "explore_cases",
+    }
+    /// Cases per explore trial.
+    explore_cases: u32 = (explore::parse_cases) {
         flag: Some("explore-cases"),
         value: Some("N"),
         var: Some(EXPLORE_CASES_VAR),
-        key: Some(("explore", "cases")),
+        key: Some(file("explore", "cases", Kind::Whole)),
         builder: Some("explore_cases(n)"),
         help: "Cases per explore trial (`explore::function`, `explore::mcp`): inputs generated from `interface.input` between the examples; 0 turns explore off, at most 100000 [default: 100, or `HOLON_EXPLORE_CASES`]",
         about: "explore cases per trial (0: off, at most 100,000)",
         default: "100",
         example: "7",
         path: false,
-        field: field!(explore_cases, explore::parse_cases),
-    },
-    Def {
-        name: "explore_seed",
+    }
+    /// The seed explore draws its inputs from.
+    explore_seed: u64 = (explore::parse_seed) {
         flag: Some("explore-seed"),
         value: Some("SEED"),
         var: Some(EXPLORE_SEED_VAR),
-        key: Some(("explore", "seed")),
+        key: Some(file("explore", "seed", Kind::Seed)),
         builder: Some("explore_seed(s)"),
         help: "The explore seed, decimal or 0x hexadecimal [default: from the manifest's bytes, or `HOLON_EXPLORE_SEED`]",
         about: "explore seed",
         default: "from the manifest's bytes",
         example: "0x2a",
         path: false,
-        field: field!(explore_seed, explore::parse_seed),
-    },
-    Def {
-        name: "explore_differential",
+    }
+    /// Whether `explore::mcp` compares the server's answers with the function's.
+    explore_differential: bool = parse_switch {
         flag: None,
         value: None,
         var: None,
-        key: Some(("explore", "differential")),
+        key: Some(file("explore", "differential", Kind::Switch)),
         builder: Some("explore_differential(false)"),
         help: "",
         about: "server must answer as the function does (explore)",
         default: "on",
         example: "off",
         path: false,
-        field: field!(explore_differential, parse_switch),
-    },
-    Def {
-        name: "concurrency",
+    }
+    /// Calls in flight at once.
+    concurrency: usize = parse_concurrency {
         flag: Some("concurrency"),
         value: Some("N"),
         var: Some(CONCURRENCY_VAR),
-        key: Some(("run", "concurrency")),
+        key: Some(file("run", "concurrency", Kind::Whole)),
         builder: Some("concurrency(n)"),
         help: "Calls in flight at once, whatever the core count and `--test-threads` [default: 16, or `HOLON_CONCURRENCY`]; 1 sends one call at a time, for an agent behind a strict rate limit",
         about: "calls in flight at once (1 to 1024)",
         default: "16",
         example: "4",
         path: false,
-        field: field!(concurrency, parse_concurrency),
-    },
-    Def {
-        name: "upstream",
+    }
+    /// Where the upstreams' answers come from.
+    upstream: Mode = (upstream::parse_mode) {
         flag: Some("upstream"),
         value: Some("MODE"),
         var: Some(upstream::MODE_VAR),
@@ -322,24 +341,22 @@ pub static DEFS: [Def; 20] = [
         default: "`replay`",
         example: "live",
         path: false,
-        field: field!(upstream, upstream::parse_mode),
-    },
-    Def {
-        name: "faults",
+    }
+    /// Whether the fault trials run.
+    faults: bool = parse_switch {
         flag: Some("faults"),
         value: Some("on|off"),
         var: Some(FAULTS_VAR),
-        key: Some(("run", "faults")),
+        key: Some(file("run", "faults", Kind::Switch)),
         builder: Some("faults(false)"),
         help: "Whether the fault trials run: every success example replayed with each recorded upstream exchange failing in turn (429, 500, 503, a reset, a cut body, HTML, no answer) [default: on when upstreams are recorded, or `HOLON_FAULTS`]; `HOLON_FAULT=1:429` plays one fault only",
         about: "the fault trials ([Upstream faults](../model-backed.md#upstream-faults))",
         default: "on (replay, with recordings)",
         example: "off",
         path: false,
-        field: field!(faults, parse_switch),
-    },
-    Def {
-        name: "fault",
+    }
+    /// The one fault to play (`HOLON_FAULT`).
+    fault: Only = (fault::parse_only) {
         flag: None,
         value: None,
         var: Some(fault::ONE_VAR),
@@ -350,24 +367,22 @@ pub static DEFS: [Def; 20] = [
         default: "every fault",
         example: "1:429",
         path: false,
-        field: field!(fault, fault::parse_only),
-    },
-    Def {
-        name: "protocol",
+    }
+    /// Which MCP eras to test the server in.
+    protocol: Protocol = (era::parse_protocol) {
         flag: Some("protocol"),
         value: Some("auto|2026-07-28|2025-11-25"),
         var: Some(PROTOCOL_VAR),
-        key: Some(("server", "protocol")),
+        key: Some(file("server", "protocol", Kind::Text)),
         builder: None,
         help: "Which MCP protocol eras to test the server in: `auto`, each era it speaks (2026-07-28, with `server/discover` and the `_meta` envelope, and 2025-11-25, with `initialize`), or `2026-07-28` or `2025-11-25` alone [default: auto, or `HOLON_PROTOCOL`]",
         about: "the MCP protocol eras to test ([Both protocol eras](../protocol-eras.md))",
         default: "`auto`: each era the server speaks",
         example: "2025-11-25",
         path: false,
-        field: field!(protocol, era::parse_protocol),
-    },
-    Def {
-        name: "force",
+    }
+    /// Whether a record run records over recordings that do not read.
+    force: bool = parse_one {
         flag: Some("force"),
         value: None,
         var: Some(FORCE_VAR),
@@ -378,10 +393,9 @@ pub static DEFS: [Def; 20] = [
         default: "off: a record run refuses to start",
         example: "1",
         path: false,
-        field: field!(force, parse_one),
-    },
-    Def {
-        name: "repeat",
+    }
+    /// Calls of each example on the measured pass.
+    repeat: u32 = parse_repeat {
         flag: Some("repeat"),
         value: Some("N"),
         var: Some(REPEAT_VAR),
@@ -392,10 +406,9 @@ pub static DEFS: [Def; 20] = [
         default: "1",
         example: "3",
         path: false,
-        field: field!(repeat, parse_repeat),
-    },
-    Def {
-        name: "receipts",
+    }
+    /// Where to write one JSON line per measured call.
+    receipts: PathBuf = path {
         flag: Some("receipts"),
         value: Some("PATH"),
         var: Some(RECEIPTS_VAR),
@@ -406,10 +419,9 @@ pub static DEFS: [Def; 20] = [
         default: "none",
         example: "receipts.jsonl",
         path: true,
-        field: field!(path receipts),
-    },
-    Def {
-        name: "report",
+    }
+    /// Where to write the run as one HTML page.
+    report: PathBuf = path {
         flag: Some("report"),
         value: Some("PATH.html"),
         var: Some(REPORT_VAR),
@@ -420,10 +432,9 @@ pub static DEFS: [Def; 20] = [
         default: "none",
         example: "run.html",
         path: true,
-        field: field!(path report),
-    },
-    Def {
-        name: "min_success_rate",
+    }
+    /// The success rate below which the run fails.
+    min_success_rate: f64 = parse_rate {
         flag: Some("min-success-rate"),
         value: Some("R"),
         var: Some(MIN_SUCCESS_RATE_VAR),
@@ -434,10 +445,9 @@ pub static DEFS: [Def; 20] = [
         default: "none",
         example: "0.95",
         path: false,
-        field: field!(min_success_rate, parse_rate),
-    },
-    Def {
-        name: "min_strict_success_rate",
+    }
+    /// The strict success rate below which the run fails.
+    min_strict_success_rate: f64 = parse_rate {
         flag: Some("min-strict-success-rate"),
         value: Some("R"),
         var: Some(MIN_STRICT_SUCCESS_RATE_VAR),
@@ -448,10 +458,9 @@ pub static DEFS: [Def; 20] = [
         default: "none",
         example: "0.9",
         path: false,
-        field: field!(min_strict_success_rate, parse_rate),
-    },
-    Def {
-        name: "max_calls",
+    }
+    /// The most calls the run makes to the agent.
+    max_calls: u64 = parse_max_calls {
         flag: Some("max-calls"),
         value: Some("N"),
         var: Some(MAX_CALLS_VAR),
@@ -462,10 +471,9 @@ pub static DEFS: [Def; 20] = [
         default: "no limit",
         example: "50",
         path: false,
-        field: field!(max_calls, parse_max_calls),
-    },
-    Def {
-        name: "partition",
+    }
+    /// The shard of the run this is.
+    partition: Partition = parse_partition {
         flag: Some("partition"),
         value: Some("count:K/N|hash:K/N"),
         var: Some(PARTITION_VAR),
@@ -476,58 +484,25 @@ pub static DEFS: [Def; 20] = [
         default: "the whole run",
         example: "count:1/2",
         path: false,
-        field: field!(partition, parse_partition),
-    },
-];
+    }
+}
+
+/// A key of `holon-test.toml`: `key` of `[table]`, taking a TOML value of `kind`.
+const fn file(table: &'static str, key: &'static str, kind: Kind) -> Key {
+    Key { table, key, kind }
+}
+
+/// The keys of `holon-test.toml` that give settings, each its entry's: what the file is read
+/// with, so a key is known to the file exactly when the table gives it.
+pub fn file_keys() -> &'static [Key] {
+    static KEYS: std::sync::LazyLock<Vec<Key>> =
+        std::sync::LazyLock::new(|| DEFS.iter().filter_map(|d| d.key).collect());
+    &KEYS
+}
 
 /// The setting whose [`Layer`] field is `name`.
 pub fn def(name: &str) -> Option<&'static Def> {
     DEFS.iter().find(|d| d.name == name)
-}
-
-/// What one layer says; `None` where it says nothing.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Layer {
-    /// How long the server may take to answer its first `initialize`.
-    pub startup: Option<Duration>,
-    /// Where to write the JUnit report.
-    pub junit: Option<PathBuf>,
-    /// Whether to write the agent's answers into the examples after the run.
-    pub bless: Option<bool>,
-    /// Calls in flight at once.
-    pub concurrency: Option<usize>,
-    /// Cases per explore trial.
-    pub explore_cases: Option<u32>,
-    /// The seed explore draws its inputs from.
-    pub explore_seed: Option<u64>,
-    /// Whether `explore::mcp` compares the server's answers with the function's.
-    pub explore_differential: Option<bool>,
-    /// Where the upstreams' answers come from.
-    pub upstream: Option<Mode>,
-    /// Whether the fault trials run.
-    pub faults: Option<bool>,
-    /// The one fault to play (`HOLON_FAULT`).
-    pub fault: Option<Only>,
-    /// The address of a server already running, to test instead of starting one.
-    pub server_url: Option<String>,
-    /// Which MCP eras to test the server in.
-    pub protocol: Option<Protocol>,
-    /// Whether a record run records over recordings that do not read.
-    pub force: Option<bool>,
-    /// Calls of each example on the measured pass.
-    pub repeat: Option<u32>,
-    /// Where to write one JSON line per measured call.
-    pub receipts: Option<PathBuf>,
-    /// Where to write the run as one HTML page.
-    pub report: Option<PathBuf>,
-    /// The success rate below which the run fails.
-    pub min_success_rate: Option<f64>,
-    /// The strict success rate below which the run fails.
-    pub min_strict_success_rate: Option<f64>,
-    /// The most calls the run makes to the agent.
-    pub max_calls: Option<u64>,
-    /// The shard of the run this is.
-    pub partition: Option<Partition>,
 }
 
 impl Layer {
@@ -615,7 +590,7 @@ pub fn reference_table() -> String {
         let builder = def.builder.map_or(String::new(), |b| code(format!(".{b}")));
         let key = def
             .key
-            .map_or(String::new(), |(t, k)| code(format!("[{t}] {k}")));
+            .map_or(String::new(), |k| code(format!("[{}] {}", k.table, k.key)));
         table.push_str(&format!(
             "| {} | {flag} | {var} | {builder} | {key} | {} |\n",
             def.about, def.default
@@ -671,7 +646,7 @@ mod tests {
                 assert!(var.starts_with("HOLON_"), "{var}");
             }
             if let Some(key) = def.key {
-                assert!(keys.insert(key), "`{key:?}` twice");
+                assert!(keys.insert((key.table, key.key)), "`{key:?}` twice");
             }
             // Its parser takes its example into its own field, and what it writes out reads
             // back as the same value.
@@ -696,27 +671,6 @@ mod tests {
                 }
             }
         }
-        // Every field of the layer is some entry's: a layer with each entry's example set is
-        // the layer whose every field is set.
-        let mut all = Layer::default();
-        for def in &DEFS {
-            def.set(&mut all, def.example, Path::new(""))
-                .expect("example");
-        }
-        let shown = format!("{all:?}");
-        assert!(
-            !shown.contains("None"),
-            "a field of `Layer` no entry sets: {shown}"
-        );
-    }
-
-    #[test]
-    fn the_file_reads_the_keys_the_table_names_and_no_other() {
-        let table: BTreeSet<(&str, &str)> = DEFS.iter().filter_map(|d| d.key).collect();
-        let file: BTreeSet<(&str, &str)> = (holon_config::settings::KEYS.iter())
-            .map(|k| (k.table, k.key))
-            .collect();
-        assert_eq!(table, file);
     }
 
     #[test]

@@ -49,7 +49,8 @@ impl Harness {
             }
         };
         let manifest = Arc::new(manifest);
-        let config = holon_config::read(&manifest.dir()).map_err(RunError::Config)?;
+        let config = holon_config::read(&manifest.dir(), crate::defs::file_keys())
+            .map_err(RunError::Config)?;
         let file = config_layer::layer(config.as_ref()).map_err(RunError::Config)?;
         let mut settings = settings::resolve(
             &self.command_line,

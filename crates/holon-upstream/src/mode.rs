@@ -103,6 +103,7 @@ mod tests {
         let config = holon_config::parse(
             "[upstreams.model]\nenv = \"OPENAI_BASE_URL\"\nurl = \"https://api.openai.com/v1\"\nsecrets = [\"OPENAI_API_KEY\"]\n\n[upstreams.search]\nenv = \"SEARCH_URL\"\nsecrets = [\"SEARCH_KEY\", \"OPENAI_API_KEY\"]\n",
             std::path::Path::new("holon-test.toml"),
+            &[],
         )
         .unwrap();
         let refresh = Refresh::new("cargo holon-test", &config);

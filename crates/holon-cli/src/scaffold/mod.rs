@@ -510,8 +510,12 @@ mod tests {
             (Kind::PythonModel, "python agent.py"),
         ] {
             let text = rendered(kind, "holon-test.toml", &n);
-            let config = holon_config::parse(&text, Path::new("holon-test.toml"))
-                .unwrap_or_else(|r| panic!("{}", holon_core::check::render_human(&r, false)));
+            let config = holon_config::parse(
+                &text,
+                Path::new("holon-test.toml"),
+                holon_harness::command::file_keys(),
+            )
+            .unwrap_or_else(|r| panic!("{}", holon_core::check::render_human(&r, false)));
             let server = config.server.expect("a server");
             assert_eq!(server.command, command, "{kind:?}");
             // The function mode, for the function pass.
