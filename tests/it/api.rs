@@ -19,9 +19,8 @@ use crate::util::root;
 /// The crates whose items holon-kit re-exports: the facade's `use` items point into them.
 const SOURCES: [&str; 3] = ["holon-core", "holon-runtime", "holon-harness"];
 
-/// rustdoc's JSON for a crate of the workspace with every feature, built in the test's own
-/// target folder: the JSON needs its dependencies checked (metadata only, which no normal build
-/// leaves), but their build scripts' runs (ring's C) and the proc-macros are the suite's build's.
+/// rustdoc's JSON for a crate of the workspace with every feature, built in its own target
+/// folder beside the test's (a JSON build shares nothing with a normal one).
 fn rustdoc_json(package: &str) -> Value {
     let exe = std::env::current_exe().expect("the test binary");
     // `<target>/<profile>/deps/<test>`.
@@ -30,9 +29,8 @@ fn rustdoc_json(package: &str) -> Value {
         .nth(3)
         .map(Path::to_path_buf)
         .expect("a cargo target folder");
-    let mut cargo = Command::new(env!("CARGO"));
-    crate::util::paths::as_from_a_shell(&mut cargo);
-    let out = cargo
+    let api_target = target.join("api");
+    let out = Command::new(env!("CARGO"))
         .args([
             "rustdoc",
             "-p",
@@ -42,7 +40,7 @@ fn rustdoc_json(package: &str) -> Value {
             "--quiet",
             "--target-dir",
         ])
-        .arg(&target)
+        .arg(&api_target)
         // A broken link in the documentation of the API fails the test too.
         .args([
             "--",
@@ -63,7 +61,7 @@ fn rustdoc_json(package: &str) -> Value {
         "cargo rustdoc -p {package} failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let file: PathBuf = target.join(format!("doc/{}.json", package.replace('-', "_")));
+    let file: PathBuf = api_target.join(format!("doc/{}.json", package.replace('-', "_")));
     let text = std::fs::read_to_string(&file)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
     serde_json::from_str(&text).expect("rustdoc's JSON")

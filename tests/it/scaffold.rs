@@ -36,7 +36,6 @@ pub(super) fn cargo(dir: &Path) -> Command {
     )))
     .expect("PATH");
     let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    crate::util::paths::as_from_a_shell(&mut c);
     c.current_dir(dir)
         .env("PATH", path)
         .env("CARGO_TARGET_DIR", target_dir())

@@ -75,7 +75,6 @@ fn build_binary(package: &str) -> Result<PathBuf, String> {
         .and_then(OsStr::to_str)
         .ok_or_else(|| format!("`{}` is not inside a cargo target folder", exe.display()))?;
     let mut cargo = std::process::Command::new(env!("CARGO"));
-    super::paths::as_from_a_shell(&mut cargo);
     cargo.current_dir(root()).args([
         "build",
         "--package",

@@ -12,31 +12,6 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_cargo-holon-test");
 /// The same program as `holon-test`, the name the wheel and the npm packages install.
 pub const PLAIN_BIN: &str = env!("CARGO_BIN_EXE_holon-test");
 
-/// `command`, a cargo a test starts, without the variables cargo gave the test's own process
-/// (its package's manifest, name and version, its build's output folder): build scripts watch
-/// them (`rerun-if-env-changed`; ring watches `CARGO_MANIFEST_DIR` and `CARGO_PKG_NAME`), so a
-/// cargo that inherits them finds those scripts dirty and builds them, and every crate above
-/// them, again in the shared target folder, and the next cargo started from a shell does so
-/// once more. Without them it builds as a cargo started from a shell does, and shares its work.
-pub fn as_from_a_shell(command: &mut std::process::Command) -> &mut std::process::Command {
-    for (name, _) in std::env::vars_os() {
-        let Some(name) = name.to_str() else {
-            continue;
-        };
-        let given = ["CARGO_PKG_", "CARGO_MANIFEST_", "CARGO_BIN_EXE_"]
-            .iter()
-            .any(|prefix| name.starts_with(prefix))
-            || matches!(
-                name,
-                "OUT_DIR" | "CARGO_CRATE_NAME" | "CARGO_BIN_NAME" | "CARGO_PRIMARY_PACKAGE" | "CARGO_TARGET_TMPDIR"
-            );
-        if given {
-            command.env_remove(name);
-        }
-    }
-    command
-}
-
 /// The crate's root folder, which is also the workspace's.
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
