@@ -116,7 +116,8 @@ const PRICE_FIELDS: [&str; 2] = ["input_per_million", "output_per_million"];
 const TABLES: [&str; 4] = ["server", "upstreams", "explore", "run"];
 
 /// `holon-test.toml` in `dir`: `Ok(None)` when there is none, the report of its problems when it
-/// is refused.
+/// is refused. `keys` are the settings it may give, which the harness's table of settings names
+/// (`holon_harness::command::file_keys()`); any other key of their tables is refused.
 pub fn read(dir: &Path, keys: &[Key]) -> Result<Option<TestConfig>, Report> {
     let path = dir.join(FILE);
     if !path.exists() {
@@ -134,7 +135,8 @@ pub fn read(dir: &Path, keys: &[Key]) -> Result<Option<TestConfig>, Report> {
     parse(&text, &shown, keys).map(Some)
 }
 
-/// Reads the text of a `holon-test.toml`; `path` names it in messages.
+/// Reads the text of a `holon-test.toml`; `path` names it in messages, `keys` are the settings
+/// it may give (see [`read`]).
 pub fn parse(text: &str, path: &Path, keys: &[Key]) -> Result<TestConfig, Report> {
     let mut problems = Vec::new();
     let mut settings = Vec::new();
