@@ -79,8 +79,9 @@ pub struct Def {
     pub default: &'static str,
     /// A value every one of its layers takes (the table's tests set it through each).
     pub example: &'static str,
-    /// Whether the value is a path: relative to the folder of the file that gives it, and
-    /// made absolute before it is forwarded to a test target run in another folder.
+    /// Whether the value is a path (its parser is `path`): relative to the folder of the file
+    /// that gives it, and made absolute before it is forwarded to a test target run in another
+    /// folder.
     pub path: bool,
     field: Field,
 }
@@ -181,9 +182,20 @@ macro_rules! settings {
         /// Every setting, in the order the run command's help lists them.
         pub static DEFS: [Def; COUNT] = [$(Def {
             name: stringify!($name),
+            path: is_path!($parse),
             field: field!($name, $parse),
             $($part: $value),*
         }),*];
+    };
+}
+
+/// Whether a setting's parser is `path`.
+macro_rules! is_path {
+    (path) => {
+        true
+    };
+    ($parse:tt) => {
+        false
     };
 }
 
@@ -234,7 +246,6 @@ settings! {
         about: "a server already running to test instead of starting one",
         default: "none: the pass starts its server",
         example: "http://127.0.0.1:1/mcp",
-        path: false,
         // Checked as a URL where the run builds its target (`lib`, `--url`'s parser), naming
         // where it came from.
     }
@@ -249,7 +260,6 @@ settings! {
         about: "write the answers into the examples",
         default: "off",
         example: "1",
-        path: false,
     }
     /// How long the server may take to answer its first `initialize`.
     startup: Duration = (|t| parse_seconds(t).map(Duration::from_secs_f64)) {
@@ -262,7 +272,6 @@ settings! {
         about: "time the server has to answer its first request (`server/discover`)",
         default: "30 s",
         example: "2.5",
-        path: false,
     }
     /// Where to write the JUnit report.
     junit: PathBuf = path {
@@ -275,7 +284,6 @@ settings! {
         about: "a JUnit report",
         default: "none",
         example: "out.xml",
-        path: true,
     }
     /// Cases per explore trial.
     explore_cases: u32 = (explore::parse_cases) {
@@ -288,7 +296,6 @@ settings! {
         about: "explore cases per trial (0: off, at most 100,000)",
         default: "100",
         example: "7",
-        path: false,
     }
     /// The seed explore draws its inputs from.
     explore_seed: u64 = (explore::parse_seed) {
@@ -301,7 +308,6 @@ settings! {
         about: "explore seed",
         default: "from the manifest's bytes",
         example: "0x2a",
-        path: false,
     }
     /// Whether `explore::mcp` compares the server's answers with the function's.
     explore_differential: bool = parse_switch {
@@ -314,7 +320,6 @@ settings! {
         about: "server must answer as the function does (explore)",
         default: "on",
         example: "off",
-        path: false,
     }
     /// Calls in flight at once.
     concurrency: usize = parse_concurrency {
@@ -327,7 +332,6 @@ settings! {
         about: "calls in flight at once (1 to 1024)",
         default: "16",
         example: "4",
-        path: false,
     }
     /// Where the upstreams' answers come from.
     upstream: Mode = (upstream::parse_mode) {
@@ -340,7 +344,6 @@ settings! {
         about: "where the upstreams answer from ([Model-backed agents](../model-backed.md))",
         default: "`replay`",
         example: "live",
-        path: false,
     }
     /// Whether the fault trials run.
     faults: bool = parse_switch {
@@ -353,7 +356,6 @@ settings! {
         about: "the fault trials ([Upstream faults](../model-backed.md#upstream-faults))",
         default: "on (replay, with recordings)",
         example: "off",
-        path: false,
     }
     /// The one fault to play (`HOLON_FAULT`).
     fault: Only = (fault::parse_only) {
@@ -366,7 +368,6 @@ settings! {
         about: "one fault only",
         default: "every fault",
         example: "1:429",
-        path: false,
     }
     /// Which MCP eras to test the server in.
     protocol: Protocol = (era::parse_protocol) {
@@ -379,7 +380,6 @@ settings! {
         about: "the MCP protocol eras to test ([Both protocol eras](../protocol-eras.md))",
         default: "`auto`: each era the server speaks",
         example: "2025-11-25",
-        path: false,
     }
     /// Whether a record run records over recordings that do not read.
     force: bool = parse_one {
@@ -392,7 +392,6 @@ settings! {
         about: "record over recordings that do not read",
         default: "off: a record run refuses to start",
         example: "1",
-        path: false,
     }
     /// Calls of each example on the measured pass.
     repeat: u32 = parse_repeat {
@@ -405,7 +404,6 @@ settings! {
         about: "calls of each example on the measured pass, 1 to 10,000 ([Measuring the live agent](../measuring.md))",
         default: "1",
         example: "3",
-        path: false,
     }
     /// Where to write one JSON line per measured call.
     receipts: PathBuf = path {
@@ -418,7 +416,6 @@ settings! {
         about: "one JSON line per measured call",
         default: "none",
         example: "receipts.jsonl",
-        path: true,
     }
     /// Where to write the run as one HTML page.
     report: PathBuf = path {
@@ -431,7 +428,6 @@ settings! {
         about: "the run as one HTML page",
         default: "none",
         example: "run.html",
-        path: true,
     }
     /// The success rate below which the run fails.
     min_success_rate: f64 = parse_rate {
@@ -444,7 +440,6 @@ settings! {
         about: "the success rate the run may not fall below, 0 to 1",
         default: "none",
         example: "0.95",
-        path: false,
     }
     /// The strict success rate below which the run fails.
     min_strict_success_rate: f64 = parse_rate {
@@ -457,7 +452,6 @@ settings! {
         about: "the strict success rate (declared failures that come and go counted as failures) the run may not fall below",
         default: "none",
         example: "0.9",
-        path: false,
     }
     /// The most calls the run makes to the agent.
     max_calls: u64 = parse_max_calls {
@@ -470,7 +464,6 @@ settings! {
         about: "the most calls a run makes to the agent",
         default: "no limit",
         example: "50",
-        path: false,
     }
     /// The shard of the run this is.
     partition: Partition = parse_partition {
@@ -483,7 +476,6 @@ settings! {
         about: "the shard of the run this is ([CI](../ci.md#sharding))",
         default: "the whole run",
         example: "count:1/2",
-        path: false,
     }
 }
 
