@@ -41,7 +41,7 @@ pub(crate) struct Flight {
     /// The calls in flight, for whether each had company.
     crowd: Arc<Crowd>,
     /// What gives up on a call whose function blocks its worker (or why there is none).
-    watchdog: Result<Arc<Watchdog>, String>,
+    watchdog: Result<Arc<Watchdog>, NoAnswer>,
     answers: Gathered,
     retries: Retries,
     /// Whether a call that timed out among others is tried again alone.
@@ -113,7 +113,7 @@ pub(crate) struct Shape {
     /// The function mode the calls go through, when it is a TypeScript or Python agent's.
     pub adapter: Option<Adapter>,
     /// What gives up on a call whose function blocks its worker (or why there is none).
-    pub watchdog: Result<Arc<Watchdog>, String>,
+    pub watchdog: Result<Arc<Watchdog>, NoAnswer>,
 }
 
 impl Flight {
@@ -202,7 +202,7 @@ impl Flight {
         };
         runtime.spawn(self.clone().dispatch());
         if let Err(why) = &self.watchdog {
-            self.answers.close(|| NoAnswer::Thread(why.clone()));
+            self.answers.close(|| why.clone());
         }
     }
 

@@ -43,7 +43,8 @@ impl FunctionPass {
             run.settings.concurrency.max(1)
         };
         // One watchdog gives up on every call of the pass whose function blocks its worker.
-        let watchdog = Watchdog::start("holon-function-watch").map_err(|e| e.to_string());
+        let watchdog =
+            Watchdog::start("holon-function-watch").map_err(|e| NoAnswer::Thread(e.to_string()));
         let shape = Shape {
             concurrency,
             workers,
