@@ -877,13 +877,12 @@ fn tests_read_proc_only_behind_a_linux_gate() {
 
 /// Where the harness may sleep, as ARCHITECTURE.md says: polls with backoff under a limit,
 /// and the function pass's watchdog. Anything else waits on an event.
-const SLEEPS: [(&str, &str); 7] = [
+const SLEEPS: [(&str, &str); 6] = [
     ("process.rs", "wait_ready"),
     ("eras.rs", "first_answer"),
     ("process.rs", "wait_exit"),
     ("process.rs", "stop"),
     ("process.rs", "stop_all"),
-    ("examples.rs", "watch"),
     ("supervise.rs", "watch"),
 ];
 

@@ -8,7 +8,7 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::flight::Slots;
+use crate::flight::{Slots, unplayed};
 use crate::pass::{Caller, Planted};
 use holon_core::gateway::Answer;
 use holon_upstream::fault::{Fault, Faulted};
@@ -35,9 +35,11 @@ impl FaultFlight {
     /// The end of call `i`, once it came (the calls go out when the first is asked for).
     pub(crate) fn take(self: &Arc<Self>, i: usize) -> Faulted {
         self.started.get_or_init(|| self.launch());
-        self.answers
-            .take(i)
-            .unwrap_or_else(|| unplayed("the call's end was taken already"))
+        self.answers.take(i).unwrap_or_else(|| {
+            unplayed(Answer::Unreachable(
+                "the call's end was taken already".into(),
+            ))
+        })
     }
 
     fn launch(self: &Arc<Self>) {
@@ -56,32 +58,24 @@ impl FaultFlight {
         let spawned = std::thread::Builder::new()
             .name("holon-fault-flight".into())
             .spawn(move || {
-                let _guard = answers.on_panic(|_| unplayed(PANICKED));
+                let _guard = answers.on_panic(|_| unplayed(Answer::Unreachable(PANICKED.into())));
                 caller.faulted_all(&sorted, &|j, faulted| {
                     if let Some(i) = order.get(j) {
                         answers.put(*i, faulted);
                     }
                 });
-                answers.close(|_| unplayed("the call was not made"));
+                answers.close(|_| unplayed(Answer::Unreachable("the call was not made".into())));
             });
         if let Err(e) = spawned {
             let why = format!("cannot start a thread for the fault calls: {e}");
-            self.answers.close(|_| unplayed(&why));
+            self.answers
+                .close(|_| unplayed(Answer::Unreachable(why.clone())));
         }
     }
 }
 
 /// Why the fault calls still waiting have no end when their thread panicked.
 const PANICKED: &str = "the fault calls failed (see the panic above)";
-
-/// A fault call that was never made, for `why`.
-fn unplayed(why: &str) -> Faulted {
-    Faulted {
-        answer: Answer::Unreachable(why.to_string()),
-        played: false,
-        misses: Vec::new(),
-    }
-}
 
 /// `call`'s end, holding `permit` (its place among the calls in flight) until the proxy holds
 /// its answer back (`held`, the `slow` fault): from then on the call only waits on the agent

@@ -4,28 +4,20 @@
 //! holds its answer: it only waits on the agent's own patience.
 
 use std::sync::{Arc, Mutex, mpsc};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::Value;
 
-use super::run::{BLOCKED_GRACE, blocked, run_one};
+use super::run::{BLOCKED_GRACE, Function, blocked, ended};
 use crate::adapter::Adapter;
 use crate::context::Functions;
+use crate::flight::{Deadline, Transport, Watchdog, unplayed};
 use crate::pass::Planted;
 use crate::planted::giving_way;
-use holon_core::gateway::{Answer, Ended, Pass, Reply, Status};
+use holon_core::gateway::{Answer, Pass, Reply, Status};
 use holon_runtime::Runner;
 use holon_upstream::fault::Faulted;
 use holon_upstream::{Entered, Scope, Upstreams};
-
-/// A fault trial's call that could not be made.
-fn unplayed(why: &str) -> Faulted {
-    Faulted {
-        answer: Answer::Unreachable(why.to_string()),
-        played: false,
-        misses: Vec::new(),
-    }
-}
 
 /// The function's calls outside the examples' flight: its cases on the run's runtime, up to
 /// `concurrency` in flight, each under `timeout_s` and the grace a blocked function gets.
@@ -37,6 +29,9 @@ pub(crate) struct Cases {
     /// The function mode the calls go through, when it is a TypeScript or Python agent's:
     /// started before each call, so that no call's `timeout_s` is spent on its start.
     adapter: Option<Adapter>,
+    /// What gives up on a call whose function blocks its worker: without one (its thread
+    /// could not start), such a call is waited for.
+    watchdog: Option<Arc<Watchdog>>,
 }
 
 impl Cases {
@@ -48,6 +43,7 @@ impl Cases {
         upstreams: Option<Arc<Upstreams>>,
         concurrency: usize,
         adapter: Option<Adapter>,
+        watchdog: Option<Arc<Watchdog>>,
     ) -> Cases {
         Cases {
             runner,
@@ -55,7 +51,16 @@ impl Cases {
             upstreams,
             concurrency: concurrency.max(1),
             adapter,
+            watchdog,
         }
+    }
+
+    /// Arms the deadline of a call that starts now: at `timeout_s` and the grace a blocked
+    /// function gets, `give_up` runs unless the call ended first.
+    fn deadline(&self, give_up: impl FnOnce() + Send + 'static) -> Option<Deadline> {
+        let limit = self.runner.manifest().runtime.limits.timeout();
+        let at = Instant::now() + limit + BLOCKED_GRACE;
+        (self.watchdog.as_ref()).map(|watchdog| watchdog.arm(at, give_up))
     }
 
     /// Several cases in flight together: the replies, in the inputs' order. A call that timed
@@ -94,28 +99,27 @@ impl Cases {
 
     /// The fault trials' calls, up to the concurrency in flight, each entered with its fault
     /// on its own; `done` is given each one's end as it comes.
-    pub(crate) fn faulted_all(&self, calls: &[Planted], done: &(dyn Fn(usize, Faulted) + Sync)) {
+    pub(crate) fn faulted_all(
+        self: &Arc<Self>,
+        calls: &[Planted],
+        done: &(dyn Fn(usize, Faulted) + Sync),
+    ) {
         let Some(runtime) = &self.runtime else {
             for (i, _) in calls.iter().enumerate() {
-                done(i, unplayed("the function pass has no runtime"));
+                done(i, unplayed(unreachable("the function pass has no runtime")));
             }
             return;
         };
         let limit = self.runner.manifest().runtime.limits.timeout();
         let (tx, rx) = mpsc::channel::<(usize, Faulted)>();
-        // Each call's start and its place on the upstreams: a call whose function blocks its
-        // thread is given up on from here, its place taken back.
-        type Place = Arc<Mutex<(Option<Instant>, Option<Entered>)>>;
-        let places: Vec<Place> = calls.iter().map(|_| Place::default()).collect();
         let permits = Arc::new(tokio::sync::Semaphore::new(self.concurrency));
-        let (runner, upstreams) = (self.runner.clone(), self.upstreams.clone());
-        let (owned, shared) = (calls.to_vec(), places.clone());
+        let (me, owned) = (self.clone(), calls.to_vec());
         runtime.spawn(async move {
-            for ((i, call), place) in owned.into_iter().enumerate().zip(shared) {
+            for (i, call) in owned.into_iter().enumerate() {
                 let Ok(permit) = permits.clone().acquire_owned().await else {
                     break;
                 };
-                let (runner, upstreams, tx) = (runner.clone(), upstreams.clone(), tx.clone());
+                let (me, tx) = (me.clone(), tx.clone());
                 tokio::spawn(async move {
                     let Planted {
                         input,
@@ -123,7 +127,7 @@ impl Cases {
                         plant,
                     } = call;
                     let inputs = std::slice::from_ref(&input);
-                    let entered = match &upstreams {
+                    let entered = match &me.upstreams {
                         Some(u) => Some(
                             u.enter_with(Pass::Function, scope, inputs, Some(plant))
                                 .await,
@@ -131,94 +135,87 @@ impl Cases {
                         None => None,
                     };
                     let held = entered.as_ref().map(Entered::held);
-                    if let Ok(mut p) = place.lock() {
-                        *p = (Some(Instant::now()), entered);
-                    }
+                    // The call's place on the upstreams: a call whose function blocks its
+                    // thread is given up on at its deadline, its place taken back.
+                    let place = Arc::new(Mutex::new(entered));
+                    let deadline = me.deadline({
+                        let (place, tx) = (place.clone(), tx.clone());
+                        move || {
+                            let answer = ended(
+                                Status::Timeout,
+                                format!("{}; its thread is abandoned", blocked(limit)),
+                            );
+                            let faulted = match place.lock().ok().and_then(|mut p| p.take()) {
+                                Some(entered) => entered.faulted(answer),
+                                None => unplayed(answer),
+                            };
+                            let _ = tx.send((i, faulted));
+                        }
+                    });
                     let held = async move {
                         match held {
                             Some(held) => held.await,
                             None => std::future::pending().await,
                         }
                     };
-                    let answer = giving_way(run_one(&runner, input), held, permit).await;
+                    let sent = giving_way(me.function().send(&input), held, permit).await;
+                    drop(deadline);
                     // Given up on already when its place was taken back.
-                    let Some(entered) = place.lock().ok().and_then(|mut p| p.1.take()) else {
-                        if upstreams.is_none() {
-                            let _ = tx.send((i, unplayed("no upstream is declared")));
+                    let Some(entered) = place.lock().ok().and_then(|mut p| p.take()) else {
+                        if me.upstreams.is_none() {
+                            let _ = tx.send((i, unplayed(unreachable("no upstream is declared"))));
                         }
                         return;
                     };
-                    let _ = tx.send((i, entered.faulted(Answer::from(answer))));
+                    let _ = tx.send((i, entered.faulted(sent.answer)));
                 });
             }
         });
         let mut left: Vec<bool> = vec![true; calls.len()];
         let mut waiting = calls.len();
+        // Every call ends here once: with its answer, or given up on at its deadline.
         while waiting > 0 {
-            match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok((i, faulted)) => {
-                    if let Some(open @ true) = left.get_mut(i) {
-                        *open = false;
-                        waiting -= 1;
-                        done(i, faulted);
-                    }
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    let now = Instant::now();
-                    for (i, place) in places.iter().enumerate() {
-                        let Ok(mut p) = place.lock() else {
-                            continue;
-                        };
-                        let stuck =
-                            p.0.is_some_and(|s| now.duration_since(s) > limit + BLOCKED_GRACE);
-                        if let (true, Some(open @ true)) = (stuck, left.get_mut(i)) {
-                            let answer = Answer::from(Err(Ended::new(
-                                Status::Timeout,
-                                format!("{}; its thread is abandoned", blocked(limit)),
-                            )));
-                            let faulted = match p.1.take() {
-                                Some(entered) => entered.faulted(answer),
-                                None => Faulted {
-                                    answer,
-                                    played: false,
-                                    misses: Vec::new(),
-                                },
-                            };
-                            *open = false;
-                            waiting -= 1;
-                            done(i, faulted);
-                        }
-                    }
-                }
+            let Ok((i, faulted)) = rx.recv() else {
+                break;
+            };
+            if let Some(open @ true) = left.get_mut(i) {
+                *open = false;
+                waiting -= 1;
+                done(i, faulted);
             }
         }
         for (i, open) in left.iter().enumerate() {
             if *open {
-                done(i, unplayed("the function's worker could not run the call"));
+                let why = "the function's worker could not run the call";
+                done(i, unplayed(unreachable(why)));
             }
         }
+    }
+
+    /// The function, as calls go out to it.
+    fn function(&self) -> Function {
+        Function(self.runner.clone())
     }
 
     /// Runs `inputs` as calls of `scope` (one turn on the upstreams for them all), up to the
     /// concurrency at once: their answers in order, and the turn, whose verdict is the
     /// caller's to read.
     fn run(&self, inputs: &[Value], scope: Scope) -> (Vec<Answer>, Option<Entered>) {
-        let unrun = || Answer::Unreachable("the function's worker could not run the call".into());
+        let unrun = || unreachable("the function's worker could not run the call");
         let Some(runtime) = &self.runtime else {
-            let none = || Answer::Unreachable("the function pass has no runtime".into());
+            let none = || unreachable("the function pass has no runtime");
             return (inputs.iter().map(|_| none()).collect(), None);
         };
         let limit = self.runner.manifest().runtime.limits.timeout();
         let (tx, rx) = mpsc::channel::<(usize, Answer)>();
-        let started = Arc::new(Mutex::new(vec![None::<Instant>; inputs.len()]));
         let permits = Arc::new(tokio::sync::Semaphore::new(self.concurrency));
         let turn = Arc::new(tokio::sync::Mutex::new(None::<Entered>));
         let upstreams = self.upstreams.clone();
         runtime.spawn({
-            let (runner, started, turn) = (self.runner.clone(), started.clone(), turn.clone());
+            let turn = turn.clone();
             let inputs = inputs.to_vec();
-            let adapter = self.adapter.clone();
+            let (adapter, function) = (self.adapter.clone(), self.function());
+            let watchdog = self.watchdog.clone();
             async move {
                 if let Some(adapter) = &adapter {
                     adapter.ready().await;
@@ -232,16 +229,21 @@ impl Cases {
                     let Ok(permit) = permits.clone().acquire_owned().await else {
                         break;
                     };
-                    let (runner, started, tx) = (runner.clone(), started.clone(), tx.clone());
+                    let (function, tx) = (function.clone(), tx.clone());
+                    let watchdog = watchdog.clone();
                     tasks.spawn(async move {
-                        if let Ok(mut s) = started.lock()
-                            && let Some(slot) = s.get_mut(i)
-                        {
-                            *slot = Some(Instant::now());
-                        }
-                        let answer = run_one(&runner, input).await;
+                        let at = Instant::now() + limit + BLOCKED_GRACE;
+                        let deadline = watchdog.as_ref().map(|watchdog| {
+                            let tx = tx.clone();
+                            watchdog.arm(at, move || {
+                                let why = format!("{}; its thread is abandoned", blocked(limit));
+                                let _ = tx.send((i, ended(Status::Timeout, why)));
+                            })
+                        });
+                        let sent = function.send(&input).await;
+                        drop(deadline);
                         drop(permit);
-                        let _ = tx.send((i, Answer::from(answer)));
+                        let _ = tx.send((i, sent.answer));
                     });
                 }
                 while tasks.join_next().await.is_some() {}
@@ -249,32 +251,16 @@ impl Cases {
         });
         let mut answers: Vec<Option<Answer>> = vec![None; inputs.len()];
         let mut left = inputs.len();
+        // Every call ends here once: with its answer, or given up on at its deadline.
         while left > 0 {
-            match rx.recv_timeout(Duration::from_millis(100)) {
-                Ok((i, answer)) => {
-                    if let Some(slot) = answers.get_mut(i)
-                        && slot.is_none()
-                    {
-                        *slot = Some(answer);
-                        left -= 1;
-                    }
-                }
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    let now = Instant::now();
-                    let starts = started.lock().map(|s| s.clone()).unwrap_or_default();
-                    for (i, start) in starts.iter().enumerate() {
-                        let stuck =
-                            start.is_some_and(|s| now.duration_since(s) > limit + BLOCKED_GRACE);
-                        if let (true, Some(slot @ None)) = (stuck, answers.get_mut(i)) {
-                            *slot = Some(Answer::from(Err(Ended::new(
-                                Status::Timeout,
-                                format!("{}; its thread is abandoned", blocked(limit)),
-                            ))));
-                            left -= 1;
-                        }
-                    }
-                }
+            let Ok((i, answer)) = rx.recv() else {
+                break;
+            };
+            if let Some(slot) = answers.get_mut(i)
+                && slot.is_none()
+            {
+                *slot = Some(answer);
+                left -= 1;
             }
         }
         let entered = turn.try_lock().ok().and_then(|mut e| e.take());
@@ -284,4 +270,9 @@ impl Cases {
             .collect();
         (answers, entered)
     }
+}
+
+/// A call that could not be made, and why.
+fn unreachable(why: &str) -> Answer {
+    Answer::Unreachable(why.to_string())
 }

@@ -6,19 +6,19 @@
 //! blocks its worker past `timeout_s` given up on.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use super::run::{
-    BLOCKED_GRACE, PANICKED, blocked, blocks_process, harness_failed, is_timeout, not_retried,
-    run_one,
+    BLOCKED_GRACE, Function, PANICKED, blocked, blocks_process, ended, harness_failed, is_timeout,
+    not_retried,
 };
 use crate::adapter::{Adapter, Stuck};
 use crate::context::Functions;
 use crate::error::NoAnswer;
-use crate::flight::{Crowded, Gathered, Retries};
+use crate::flight::{Crowd, Crowded, Gathered, Retries, Seat, Transport, Watchdog};
 use crate::measure::{CallEnd, Meter};
-use holon_core::gateway::{Answer, Ended, Pass, Status};
+use holon_core::gateway::{Answer, Pass, Status};
 use holon_runtime::Runner;
 use holon_upstream::{Entered, Scope, Upstreams};
 
@@ -29,6 +29,7 @@ type Key = (usize, u32);
 /// gathered by example.
 pub(crate) struct Flight {
     runner: Arc<Runner>,
+    function: Function,
     runtime: Option<Arc<Functions>>,
     concurrency: usize,
     workers: usize,
@@ -37,6 +38,10 @@ pub(crate) struct Flight {
     state: Mutex<State>,
     /// Wakes the dispatcher when a call ends or a new one is queued.
     changed: tokio::sync::Notify,
+    /// The calls in flight, for whether each had company.
+    crowd: Arc<Crowd>,
+    /// What gives up on a call whose function blocks its worker (or why there is none).
+    watchdog: Result<Arc<Watchdog>, NoAnswer>,
     answers: Gathered,
     retries: Retries,
     /// Whether a call that timed out among others is tried again alone.
@@ -81,14 +86,12 @@ struct Running {
     /// When the function was called (`None` while the call waits for its turn on its pass's
     /// upstreams).
     started: Option<Instant>,
-    crowded: bool,
+    /// Its place among the calls in flight, from its start to its end (or its giving up).
+    seat: Seat,
     /// The call's place on the upstreams, held here so that giving up on the call frees it.
     entered: Option<Entered>,
     /// A number that tells this run of the call from a later retry of it.
     attempt: u64,
-    /// Its answer came, and is being settled (a function mode asked whether a call that timed
-    /// out blocked it): no longer a call that holds its worker.
-    answered: bool,
 }
 
 enum Next {
@@ -109,6 +112,8 @@ pub(crate) struct Shape {
     pub retry: bool,
     /// The function mode the calls go through, when it is a TypeScript or Python agent's.
     pub adapter: Option<Adapter>,
+    /// What gives up on a call whose function blocks its worker (or why there is none).
+    pub watchdog: Result<Arc<Watchdog>, NoAnswer>,
 }
 
 impl Flight {
@@ -123,6 +128,7 @@ impl Flight {
     ) -> Flight {
         let examples = runner.manifest().examples.len();
         Flight {
+            function: Function(runner.clone()),
             runner,
             runtime,
             concurrency: shape.concurrency,
@@ -134,6 +140,8 @@ impl Flight {
                 ..State::default()
             }),
             changed: tokio::sync::Notify::new(),
+            crowd: Arc::default(),
+            watchdog: shape.watchdog,
             answers: Gathered::new(shape.runs),
             retries: Retries::default(),
             retry: shape.retry,
@@ -179,26 +187,13 @@ impl Flight {
     fn start(self: &Arc<Self>) {
         let all: Vec<usize> = (0..self.runner.manifest().examples.len()).collect();
         let order = self.selected.get().unwrap_or(&all);
-        let rounds = order
-            .iter()
-            .map(|i| self.answers.runs(*i))
-            .max()
-            .unwrap_or(0);
         if let Ok(mut state) = self.state.lock() {
             for &index in order {
                 if let Some(queued) = state.queued.get_mut(index) {
                     *queued = true;
                 }
             }
-            // A round of every example at a time: each gets its calls early, whatever the
-            // count.
-            for round in 0..rounds as usize {
-                for &index in order {
-                    if let Some(&run) = self.answers.numbers(index).get(round) {
-                        state.pending.push_back((index, run));
-                    }
-                }
-            }
+            state.pending.extend(self.answers.in_rounds(order));
         }
         let Some(runtime) = &self.runtime else {
             self.answers
@@ -206,16 +201,8 @@ impl Flight {
             return;
         };
         runtime.spawn(self.clone().dispatch());
-        let me = self.clone();
-        let watching = std::thread::Builder::new()
-            .name("holon-function-watch".into())
-            .spawn(move || {
-                let _failed = me.answers.on_panic(|| harness_failed(PANICKED));
-                me.clone().watch();
-            });
-        if let Err(e) = watching {
-            let why = e.to_string();
-            self.answers.close(|| NoAnswer::Thread(why.clone()));
+        if let Err(why) = &self.watchdog {
+            self.answers.close(|| why.clone());
         }
     }
 
@@ -253,7 +240,7 @@ impl Flight {
                     "not run: every worker of the function pass ({}) is held by a call that blocks its thread past `runtime.limits.timeout_s`",
                     self.workers
                 );
-                self.end(key, Ok(Err(Ended::new(Status::Timeout, why))), None, None);
+                self.end(key, Ok(ended(Status::Timeout, why)), None, None);
             }
             return Next::Stop;
         }
@@ -265,20 +252,13 @@ impl Flight {
         if state.running.len() < limit
             && let Some(key) = state.pending.pop_front()
         {
-            // Each call in flight now has company, the new one included: a call that started
-            // alone may still wait on those that started after it.
-            let crowded = !state.running.is_empty();
-            for running in state.running.values_mut() {
-                running.crowded = true;
-            }
             state.running.insert(
                 key,
                 Running {
                     started: None,
-                    crowded,
+                    seat: self.crowd.seat(),
                     entered: None,
                     attempt,
-                    answered: false,
                 },
             );
             return Next::Run(key, attempt);
@@ -312,14 +292,23 @@ impl Flight {
         if let Some(adapter) = &self.adapter {
             adapter.ready().await;
         }
+        let started = Instant::now();
         if let Ok(mut state) = self.state.lock()
             && let Some(r) = state.running.get_mut(&key)
             && r.attempt == attempt
         {
-            r.started = Some(Instant::now());
+            r.started = Some(started);
         }
+        let deadline = self.watchdog.as_ref().ok().map(|watchdog| {
+            let me = Arc::downgrade(&self);
+            let at = started + self.limit() + BLOCKED_GRACE;
+            watchdog.arm(at, move || given_up(&me, key, attempt))
+        });
         let since = self.adapter.as_ref().map_or(0, Adapter::replacements);
-        let answer = run_one(&self.runner, example.input.clone()).await;
+        let answer = self.function.send(&example.input).await.answer;
+        // Its answer came (a function mode may yet be asked whether a call that timed out
+        // blocked it): no longer a call that holds its worker.
+        drop(deadline);
         let Some(adapter) = &self.adapter else {
             self.finish(key, attempt, Ok(answer), None);
             return;
@@ -328,19 +317,8 @@ impl Flight {
             self.finish(key, attempt, Err(NoAnswer::FunctionMode(why)), None);
             return;
         }
-        // Timed out alone: whether the process is blocked (and was replaced) or only slow. The
-        // call has its answer meanwhile: the watch of blocked threads leaves it be.
-        let retrying = match self.state.lock() {
-            Ok(mut state) => {
-                if let Some(r) = state.running.get_mut(&key)
-                    && r.attempt == attempt
-                {
-                    r.answered = true;
-                }
-                state.retrying
-            }
-            Err(_) => false,
-        };
+        // Timed out alone: whether the process is blocked (and was replaced) or only slow.
+        let retrying = self.state.lock().is_ok_and(|state| state.retrying);
         let stuck = match is_timeout(&answer) && retrying {
             true => Some(adapter.stuck(since).await),
             false => None,
@@ -354,7 +332,7 @@ impl Flight {
         &self,
         key: Key,
         attempt: u64,
-        answer: Result<Result<serde_json::Value, Ended>, NoAnswer>,
+        answer: Result<Answer, NoAnswer>,
         stuck: Option<Stuck>,
     ) {
         let Ok(mut state) = self.state.lock() else {
@@ -371,7 +349,7 @@ impl Flight {
             Some(trouble) => Err(NoAnswer::Trouble(trouble)),
             None => answer,
         };
-        let among_others = running.crowded || !state.running.is_empty();
+        let among_others = running.seat.crowded();
         let timed_out = matches!(&answer, Ok(a) if is_timeout(a));
         if state.retrying {
             self.retries.record(Crowded::TimedOut, !timed_out);
@@ -381,7 +359,7 @@ impl Flight {
             }
             let answer = match stuck {
                 Some(stuck @ (Stuck::Blocked | Stuck::Replaced)) if timed_out => {
-                    Ok(Err(blocks_process(self.limit(), stuck)))
+                    Ok(Answer::from(Err(blocks_process(self.limit(), stuck))))
                 }
                 _ => answer,
             };
@@ -393,7 +371,8 @@ impl Flight {
                 // alone would only wait `timeout_s` once more.
                 for key in std::mem::take(&mut state.pending) {
                     self.retries.not_retried();
-                    self.end(key, Ok(Err(not_retried(self.limit()))), None, None);
+                    let answer = Answer::from(Err(not_retried(self.limit())));
+                    self.end(key, Ok(answer), None, None);
                 }
             }
         } else if timed_out && among_others && self.retry {
@@ -414,13 +393,13 @@ impl Flight {
     fn end(
         &self,
         (index, run): Key,
-        answer: Result<Result<serde_json::Value, Ended>, NoAnswer>,
+        answer: Result<Answer, NoAnswer>,
         started: Option<Instant>,
         entered: Option<&Entered>,
     ) {
         let end = CallEnd {
             run,
-            answer: answer.map(Answer::from),
+            answer,
             failure: entered.and_then(Entered::upstream_failure),
             took: started.map(|s| s.elapsed()).unwrap_or_default(),
             upstream: entered.map(Entered::used).unwrap_or_default(),
@@ -432,50 +411,43 @@ impl Flight {
         self.answers.put(index, end);
     }
 
-    /// Gives up on calls that have held their worker past `timeout_s` and a grace: their
-    /// function blocks the thread. Polls rather than being woken per call, so a call costs a
-    /// lock, not a wake-up.
-    fn watch(self: Arc<Self>) {
-        let limit = self.limit();
-        loop {
-            std::thread::sleep(Duration::from_millis(100));
-            let Ok(mut state) = self.state.lock() else {
-                return;
-            };
-            if state.done() {
-                return;
-            }
-            let now = Instant::now();
-            let stuck: Vec<Key> = (state.running.iter())
-                .filter(|(_, r)| {
-                    !r.answered
-                        && (r.started)
-                            .is_some_and(|s| now.duration_since(s) > limit + BLOCKED_GRACE)
-                })
-                .map(|(key, _)| *key)
-                .collect();
-            for key in &stuck {
-                // Dropping the entry frees the call's place on the upstreams.
-                let Some(running) = state.running.remove(key) else {
-                    continue;
-                };
-                state.blocked += 1;
-                let why = format!(
-                    "{}; its thread is abandoned and the other trials go on",
-                    blocked(limit)
-                );
-                self.end(
-                    *key,
-                    Ok(Err(Ended::new(Status::Timeout, why))),
-                    running.started,
-                    running.entered.as_ref(),
-                );
-            }
-            state.retry_when_idle();
-            drop(state);
-            if !stuck.is_empty() {
-                self.changed.notify_one();
-            }
+    /// Gives up on the `attempt` of call `key`, whose function has held its worker past
+    /// `timeout_s` and a grace (its deadline passed): it blocks the thread.
+    fn give_up(&self, key: Key, attempt: u64) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        if state.running.get(&key).is_none_or(|r| r.attempt != attempt) {
+            return;
         }
+        // Dropping the entry frees the call's place on the upstreams.
+        let Some(running) = state.running.remove(&key) else {
+            return;
+        };
+        state.blocked += 1;
+        let limit = self.limit();
+        let why = format!(
+            "{}; its thread is abandoned and the other trials go on",
+            blocked(limit)
+        );
+        self.end(
+            key,
+            Ok(ended(Status::Timeout, why)),
+            running.started,
+            running.entered.as_ref(),
+        );
+        drop(running);
+        state.retry_when_idle();
+        drop(state);
+        self.changed.notify_one();
+    }
+}
+
+/// A call's deadline passed: the flight, when it is still there, gives up on it; a panic of
+/// the harness on the way leaves no trial waiting.
+fn given_up(flight: &Weak<Flight>, key: Key, attempt: u64) {
+    if let Some(flight) = flight.upgrade() {
+        let _failed = flight.answers.on_panic(|| harness_failed(PANICKED));
+        flight.give_up(key, attempt);
     }
 }

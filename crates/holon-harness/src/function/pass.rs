@@ -12,6 +12,7 @@ use super::examples::{Flight, Shape};
 use super::run::{BLOCKED_GRACE, blocked, harness_failed, run_one};
 use crate::context::{Functions, Run};
 use crate::error::NoAnswer;
+use crate::flight::Watchdog;
 use crate::measure::CallEnd;
 use crate::pass::{Caller, Planted};
 use holon_core::gateway::{Answer, Pass, Reply, Status};
@@ -22,7 +23,7 @@ use holon_upstream::{Entered, Mode, Scope, Upstreams};
 /// The function pass of one run: the agent function called in-process.
 pub(crate) struct FunctionPass {
     flight: Arc<Flight>,
-    cases: Cases,
+    cases: Arc<Cases>,
     /// What a call by hand goes through: the runner, its runtime, the upstreams.
     by_hand: (Arc<Runner>, Option<Arc<Functions>>, Option<Arc<Upstreams>>),
     /// Whether the function calls real upstreams (live), whose answers vary.
@@ -41,12 +42,16 @@ impl FunctionPass {
         } else {
             run.settings.concurrency.max(1)
         };
+        // One watchdog gives up on every call of the pass whose function blocks its worker.
+        let watchdog =
+            Watchdog::start("holon-function-watch").map_err(|e| NoAnswer::Thread(e.to_string()));
         let shape = Shape {
             concurrency,
             workers,
             runs: run.plan.all_runs(Pass::Function),
             retry: run.settings.retries(),
             adapter: run.adapter.clone(),
+            watchdog: watchdog.clone(),
         };
         let flight = Arc::new(Flight::new(
             runner.clone(),
@@ -56,13 +61,14 @@ impl FunctionPass {
             run.meter.clone(),
         ));
         let by_hand = (runner.clone(), run.functions.clone(), run.upstreams.clone());
-        let cases = Cases::new(
+        let cases = Arc::new(Cases::new(
             runner,
             run.functions.clone(),
             run.upstreams.clone(),
             run.settings.concurrency,
             run.adapter.clone(),
-        );
+            watchdog.ok(),
+        ));
         let live = (run.upstreams.as_ref()).is_some_and(|u| u.mode() == Mode::Live);
         FunctionPass {
             flight,

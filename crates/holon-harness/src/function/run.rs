@@ -2,13 +2,15 @@
 //! `timeout_s`, panics caught), and the answers of calls that could not be: given up on, or
 //! not tried again.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::adapter::Stuck;
 use crate::error::NoAnswer;
-use holon_core::gateway::{Ended, Status};
+use crate::flight::{Crowded, Sent, Transport};
+use holon_core::gateway::{Answer, Ended, Status};
 use holon_runtime::{Ctx, Runner};
 
 /// How long past `timeout_s` a function that blocks its thread may hold its worker before the
@@ -26,7 +28,7 @@ pub(crate) async fn run_one(runner: &Runner, input: Value) -> Result<Value, Ende
     let took = started.elapsed();
     // An awaiting function is cancelled at `timeout_s`; one that blocks its thread cannot be,
     // and its answer, however late, must still count as the gateway would count it.
-    if took > limit && !is_timeout(&answer) {
+    if took > limit && !matches!(&answer, Err(e) if e.status == Status::Timeout) {
         return Err(Ended::new(
             Status::Timeout,
             format!(
@@ -39,8 +41,32 @@ pub(crate) async fn run_one(runner: &Runner, input: Value) -> Result<Value, Ende
     answer
 }
 
-pub(crate) fn is_timeout(answer: &Result<Value, Ended>) -> bool {
-    matches!(answer, Err(e) if e.status == Status::Timeout)
+/// The agent function as a [`Transport`]: each call run as the gateway would run it
+/// ([`run_one`]), in-process or through its function mode's process (the adapter is the
+/// runner's agent).
+#[derive(Clone)]
+pub(crate) struct Function(pub(crate) Arc<Runner>);
+
+impl Transport for Function {
+    async fn send(&self, input: &Value) -> Sent {
+        let answer = Answer::from(run_one(&self.0, input.clone()).await);
+        Sent {
+            // A function that waits on the others (a lock, the CPU) times out in a crowd.
+            crowded: is_timeout(&answer).then_some(Crowded::TimedOut),
+            answer,
+            first: false,
+        }
+    }
+}
+
+/// Whether the function's answer is a `timeout`.
+pub(crate) fn is_timeout(answer: &Answer) -> bool {
+    matches!(answer, Answer::Failed { code: Some(code), .. } if code == Status::Timeout.code())
+}
+
+/// A call's end that is no output: its status and why, as the function's answer.
+pub(crate) fn ended(status: Status, why: String) -> Answer {
+    Answer::from(Err(Ended::new(status, why)))
 }
 
 /// The answer of a call that timed out among others and was not tried again alone, since a

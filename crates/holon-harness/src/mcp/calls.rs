@@ -6,7 +6,7 @@
 //! calls through the same client. In 2026-07-28 every result must carry its `resultType`, as
 //! the envelope rules say.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -19,7 +19,7 @@ use super::server::{Conn, Server, exited, exited_message};
 use super::words::{http_status, service_error};
 use crate::era::Era;
 use crate::error::{NoAnswer, ServerError, ToolsError};
-use crate::flight::{Crowded, Gathered, Slots};
+use crate::flight::{Crowd, Crowded, Gathered, Sent, Slots, Transport, unplayed};
 use crate::measure::{CallEnd, Meter};
 use crate::pass::Planted;
 use crate::planted::giving_way;
@@ -38,14 +38,6 @@ pub(crate) struct Shape {
     pub retry: bool,
 }
 
-/// One `tools/call` as it went: what came back, why the crowd may be the cause of a failure,
-/// and whether it was the first call of the server's process that had it.
-struct Sent {
-    answer: Answer,
-    crowded: Option<Crowded>,
-    first: bool,
-}
-
 impl Sent {
     fn went(&self) -> Went<'_> {
         Went {
@@ -53,15 +45,6 @@ impl Sent {
             crowded: self.crowded,
             first: self.first,
         }
-    }
-}
-
-/// A fault trial's call that could not be made.
-fn unplayed(answer: Answer) -> Faulted {
-    Faulted {
-        answer,
-        played: false,
-        misses: Vec::new(),
     }
 }
 
@@ -410,23 +393,11 @@ impl Calls {
         }
         let all: Vec<usize> = (0..self.manifest.examples.len()).collect();
         let order = self.selected.get().unwrap_or(&all).clone();
-        let rounds = order
-            .iter()
-            .map(|i| self.answers.runs(*i))
-            .max()
-            .unwrap_or(0);
-        let mut keys: Vec<(usize, u32)> = Vec::new();
-        for round in 0..rounds as usize {
-            keys.extend(
-                (order.iter())
-                    .filter_map(|i| self.answers.numbers(*i).get(round).map(|run| (*i, *run))),
-            );
-        }
+        let keys = self.answers.in_rounds(&order);
         let n = self.concurrency;
         let permits = Arc::new(tokio::sync::Semaphore::new(n));
         let alone = Arc::new(AtomicBool::new(false));
-        let in_flight = Arc::new(AtomicUsize::new(0));
-        let started = Arc::new(AtomicUsize::new(0));
+        let crowd = Arc::new(Crowd::default());
         let mut calls = tokio::task::JoinSet::new();
         for (index, run) in keys {
             let wanted = if alone.load(Ordering::Relaxed) { n } else { 1 };
@@ -434,21 +405,18 @@ impl Calls {
                 break;
             };
             let (me, alone) = (self.clone(), alone.clone());
-            let (in_flight, started) = (in_flight.clone(), started.clone());
+            let crowd = crowd.clone();
             calls.spawn(async move {
                 let turn = me.server.crowd().await;
-                let others = in_flight.fetch_add(1, Ordering::SeqCst);
-                let mine = started.fetch_add(1, Ordering::SeqCst);
-                let (end, crowd, first) = me.call_once(index, run).await;
-                // Another call was in flight at some moment of this one: at its start, or it
-                // started later (a call that started alone may have waited on those).
-                let crowded = others > 0 || started.load(Ordering::SeqCst) > mine + 1;
-                in_flight.fetch_sub(1, Ordering::SeqCst);
+                let seat = crowd.seat();
+                let (end, why, first) = me.call_once(index, run).await;
+                let crowded = seat.crowded();
+                drop(seat);
                 drop(turn);
                 drop(permit);
                 let went = Went {
                     answer: end.answer.as_ref().ok(),
-                    crowded: crowd,
+                    crowded: why,
                     first,
                 };
                 if let Some(retry) = retry_of(went, crowded, me.retry) {
@@ -615,7 +583,9 @@ impl Calls {
             self.call_input(input, scope, 1).await.0
         })
     }
+}
 
+impl Transport for Calls {
     /// One `tools/call` with `input` as its arguments; a server the run started that died
     /// before it is started again first. A call that loses its connection to a server that
     /// then exits is a crash, with the server's exit status and what it wrote meanwhile.
