@@ -788,7 +788,7 @@ fn nextest_bench(runs: usize, parts: usize) {
     .unwrap();
     let target = root().join("target/bench-nextest");
     let nextest = |extra: &[&str]| {
-        let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+        let mut c = paths::cargo();
         c.current_dir(&package)
             .args(["nextest", "run", "-E", "test(/^mcp::/)"])
             .args(extra)

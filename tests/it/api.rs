@@ -10,7 +10,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::Value;
 
@@ -19,9 +18,10 @@ use crate::util::root;
 /// The crates whose items holon-kit re-exports: the facade's `use` items point into them.
 const SOURCES: [&str; 3] = ["holon-core", "holon-runtime", "holon-harness"];
 
-/// rustdoc's JSON for a crate of the workspace with every feature, built in its own target
-/// folder beside the test's (a JSON build shares nothing with a normal one).
-fn rustdoc_json(package: &str) -> Value {
+/// rustdoc's JSON for holon-kit and the crates it re-exports from, with every feature, from one
+/// `cargo doc` in its own target folder beside the test's (a JSON build shares nothing with a
+/// normal one): one resolve, so their dependencies are checked once, not once per crate.
+fn rustdoc_json() -> BTreeMap<String, Value> {
     let exe = std::env::current_exe().expect("the test binary");
     // `<target>/<profile>/deps/<test>`.
     let target = exe
@@ -30,41 +30,43 @@ fn rustdoc_json(package: &str) -> Value {
         .map(Path::to_path_buf)
         .expect("a cargo target folder");
     let api_target = target.join("api");
-    let out = Command::new(env!("CARGO"))
-        .args([
-            "rustdoc",
-            "-p",
-            package,
-            "--lib",
-            "--all-features",
-            "--quiet",
-            "--target-dir",
-        ])
-        .arg(&api_target)
-        // A broken link in the documentation of the API fails the test too.
-        .args([
-            "--",
-            "-Z",
-            "unstable-options",
-            "--output-format",
-            "json",
-            "-D",
-            "warnings",
-        ])
+    let packages: Vec<&str> = std::iter::once("holon-kit").chain(SOURCES).collect();
+    let mut doc = crate::util::cargo();
+    doc.args([
+        "doc",
+        "--no-deps",
+        "--all-features",
+        "--quiet",
+        "--target-dir",
+    ])
+    .arg(&api_target);
+    for package in &packages {
+        doc.args(["-p", package]);
+    }
+    // A broken link in the documentation of the API fails the test too.
+    let out = doc
+        .env(
+            "RUSTDOCFLAGS",
+            "-Z unstable-options --output-format json -D warnings",
+        )
         .current_dir(root())
         .env("RUSTC_BOOTSTRAP", "1")
-        .env_remove("RUSTDOCFLAGS")
         .output()
-        .expect("cargo rustdoc runs");
+        .expect("cargo doc runs");
     assert!(
         out.status.success(),
-        "cargo rustdoc -p {package} failed:\n{}",
+        "cargo doc {packages:?} failed:\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let file: PathBuf = api_target.join(format!("doc/{}.json", package.replace('-', "_")));
-    let text = std::fs::read_to_string(&file)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
-    serde_json::from_str(&text).expect("rustdoc's JSON")
+    (packages.iter())
+        .map(|package| {
+            let name = package.replace('-', "_");
+            let file: PathBuf = api_target.join(format!("doc/{name}.json"));
+            let text = std::fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("cannot read {}: {e}", file.display()));
+            (name, serde_json::from_str(&text).expect("rustdoc's JSON"))
+        })
+        .collect()
 }
 
 /// One crate's JSON, with its items found by their defining path.
@@ -574,10 +576,9 @@ fn about(line: &str) -> (String, bool) {
 
 #[test]
 fn the_public_api_is_the_reviewed_one() {
-    let mut crates = BTreeMap::new();
-    for package in std::iter::once("holon-kit").chain(SOURCES) {
-        crates.insert(package.replace('-', "_"), Crate::new(rustdoc_json(package)));
-    }
+    let crates: BTreeMap<String, Crate> = (rustdoc_json().into_iter())
+        .map(|(name, doc)| (name, Crate::new(doc)))
+        .collect();
     let root: Ref = (
         "holon_kit".into(),
         crates["holon_kit"].doc["root"].to_string(),

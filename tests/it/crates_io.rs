@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::util::root;
 
 fn cargo() -> Command {
-    let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    let mut c = crate::util::cargo();
     c.current_dir(root());
     c
 }

@@ -575,8 +575,7 @@ fn cargo_holon_test_passes_libtest_arguments_through() {
 
 /// `cargo nextest run` on word-stats' `tests/holon.rs`, the trials `filter` picks.
 pub(crate) fn nextest_word_stats(filter: &str) -> Command {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut command = Command::new(cargo);
+    let mut command = crate::util::cargo();
     command
         .args(["nextest", "run", "-p", "word-stats", "--test", "holon"])
         .args(["--no-fail-fast", "--color", "never", filter])

@@ -574,7 +574,7 @@ async fn holon_server_url_points_the_test_target_at_a_server_already_running() {
     let agent = AgentProcess::start(word_stats_binary(), &[]).await;
     let front = Front::start(Behaviour::Pass(agent.url.clone())).await;
     let cargo = || {
-        let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+        let mut c = crate::util::cargo();
         c.current_dir(root())
             .args([
                 "test",

@@ -35,7 +35,7 @@ pub(super) fn cargo(dir: &Path) -> Command {
         &std::env::var_os("PATH").unwrap_or_default(),
     )))
     .expect("PATH");
-    let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    let mut c = crate::util::cargo();
     c.current_dir(dir)
         .env("PATH", path)
         .env("CARGO_TARGET_DIR", target_dir())

@@ -370,21 +370,20 @@ fn every_benchmark_runs_its_own_main() {
 /// `toml` among its normal dependencies.
 #[test]
 fn the_runtime_an_agent_ships_carries_nothing_of_a_test_run() {
-    let out =
-        std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-            .current_dir(crate::util::root())
-            .args([
-                "tree",
-                "-p",
-                "holon-runtime",
-                "-e",
-                "normal",
-                "--prefix",
-                "none",
-                "--offline",
-            ])
-            .output()
-            .expect("cargo tree");
+    let out = crate::util::cargo()
+        .current_dir(crate::util::root())
+        .args([
+            "tree",
+            "-p",
+            "holon-runtime",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--offline",
+        ])
+        .output()
+        .expect("cargo tree");
     assert!(
         out.status.success(),
         "{}",

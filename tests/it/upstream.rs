@@ -66,6 +66,10 @@ pub(super) fn rust_agent(dir: &Path) -> (PathBuf, std::sync::MutexGuard<'static,
             "\n[lib]\nname = \"ticket_triage\"\n",
         )
         .replace("name = \"ticket-triage\"", "name = \"ticket-triage-copy\"");
+    // A workspace of its own, with the workspace's profile for its dependencies (a new agent's
+    // template has it too): with their debug info, every dependency would be compiled again in
+    // the shared target folder, a whole second build of the kit's tree.
+    let manifest = format!("{manifest}\n[profile.dev.package.\"*\"]\ndebug = false\n");
     std::fs::write(to.join("Cargo.toml"), manifest).expect("write Cargo.toml");
     (to, turn)
 }

@@ -28,7 +28,7 @@ pub use agent::{
     AgentProcess, broken_agent_binary, free_port, ticket_triage_binary, word_stats_binary,
 };
 pub use outcome::{check, check_arg, check_file, fixtures, human, normalise, one_document};
-pub use paths::{BIN, PLAIN_BIN, root};
+pub use paths::{BIN, PLAIN_BIN, cargo, root};
 pub use running::{Finished, OutputWithin, Running, output_within_async, wait_until};
 
 /// Longest a run of the binary that builds nothing may take (a `--server-cmd` run of the Python

@@ -187,7 +187,6 @@ impl Call {
             );
             return REFUSED;
         }
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let base = |c: &mut std::process::Command| {
             c.arg("test")
                 .arg("--manifest-path")
@@ -196,7 +195,7 @@ impl Call {
                 .arg("holon");
         };
         // Built first, so that a build that fails (cargo's 101) is not taken for the call's.
-        let mut build = std::process::Command::new(&cargo);
+        let mut build = crate::invocation::cargo();
         base(&mut build);
         build.arg("--no-run");
         match command::supervised_status(&mut build) {
@@ -214,7 +213,7 @@ impl Call {
                 return REFUSED;
             }
         }
-        let mut test = std::process::Command::new(&cargo);
+        let mut test = crate::invocation::cargo();
         base(&mut test);
         // Built already: cargo's own lines would only come between the author and the call.
         test.arg("--quiet")

@@ -104,6 +104,45 @@ impl Invocation {
     }
 }
 
+/// `cargo`, as a shell would start it: without the variables cargo sets for the package whose
+/// build, test or run started this process (`CARGO_MANIFEST_DIR`, `CARGO_PKG_*`, `OUT_DIR`...).
+/// They describe that package, not the agent's; and a build script that reads one (ring's reads
+/// `CARGO_MANIFEST_DIR` and `CARGO_PKG_NAME`) runs again whenever one changes, and all that
+/// depends on it is compiled again: ring, rustls, reqwest, rmcp and the kit, each time
+/// `holon-test` is started from another package's test or build script rather than a shell.
+pub(crate) fn cargo() -> std::process::Command {
+    let mut c =
+        std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(of_a_package) {
+            c.env_remove(name);
+        }
+    }
+    c
+}
+
+/// Whether `name` is one of the variables cargo sets for one package's compile, build script,
+/// test or run (the Cargo book, "Environment variables Cargo sets for crates" and "for build
+/// scripts").
+fn of_a_package(name: &str) -> bool {
+    const PREFIXES: [&str; 5] = [
+        "CARGO_PKG_",
+        "CARGO_MANIFEST_",
+        "CARGO_BIN_EXE_",
+        "CARGO_CFG_",
+        "DEP_",
+    ];
+    const NAMES: [&str; 6] = [
+        "CARGO_CRATE_NAME",
+        "CARGO_BIN_NAME",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_TARGET_TMPDIR",
+        "CARGO_RUSTC_CURRENT_DIR",
+        "OUT_DIR",
+    ];
+    PREFIXES.iter().any(|p| name.starts_with(p)) || NAMES.contains(&name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,5 +200,46 @@ mod tests {
             Invocation::UvRun.reword(hint),
             "run `uv run holon-test new NAME` to start from a template"
         );
+    }
+
+    /// This test runs as cargo runs a package's tests, with the package's variables set: the
+    /// `cargo` the run starts has them removed, and keeps the rest of the environment.
+    #[test]
+    fn the_cargo_a_run_starts_has_none_of_the_variables_of_the_package_that_started_it() {
+        assert!(std::env::var_os("CARGO_MANIFEST_DIR").is_some());
+        assert!(std::env::var_os("CARGO_PKG_NAME").is_some());
+        let c = cargo();
+        let removed: Vec<String> = (c.get_envs())
+            .filter(|(_, value)| value.is_none())
+            .map(|(name, _)| name.to_string_lossy().into_owned())
+            .collect();
+        for name in [
+            "CARGO_MANIFEST_DIR",
+            "CARGO_PKG_NAME",
+            "CARGO_PKG_VERSION_MAJOR",
+        ] {
+            assert!(
+                removed.iter().any(|r| r == name),
+                "{name} is kept: {removed:?}"
+            );
+        }
+        assert!(
+            !removed
+                .iter()
+                .any(|r| r == "PATH" || r == "CARGO" || r == "HOME")
+        );
+        for (name, keep) in [
+            ("CARGO_PKG_VERSION_PRE", false),
+            ("CARGO_BIN_EXE_holon-test", false),
+            ("DEP_RING_CORE_0_17_14__INCLUDE", false),
+            ("OUT_DIR", false),
+            ("CARGO", true),
+            ("CARGO_HOME", true),
+            ("CARGO_TARGET_DIR", true),
+            ("CARGO_PROFILE_DEV_DEBUG", true),
+            ("RUSTFLAGS", true),
+        ] {
+            assert_eq!(of_a_package(name), !keep, "{name}");
+        }
     }
 }

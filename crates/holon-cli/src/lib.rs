@@ -476,7 +476,6 @@ fn blesses(cli: &Cli) -> bool {
 /// "could not run" (1) rather than a failed test (101).
 fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
     let package = folder_of(manifest).join("Cargo.toml");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let base = |c: &mut std::process::Command| {
         c.arg("test")
             .arg("--manifest-path")
@@ -489,7 +488,7 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
         c.env(command::CHECKS_SHOWN, "1");
         c.envs(forwarded(&cli.run.layer));
     };
-    let mut build = std::process::Command::new(&cargo);
+    let mut build = invocation::cargo();
     base(&mut build);
     build.arg("--no-run");
     match command::supervised_status(&mut build) {
@@ -505,7 +504,7 @@ fn cargo_test(manifest: &Path, cli: &Cli) -> u8 {
             return REFUSED;
         }
     }
-    let mut test = std::process::Command::new(&cargo);
+    let mut test = invocation::cargo();
     base(&mut test);
     test.arg("--").args(&cli.libtest);
     match command::supervised_status(&mut test) {

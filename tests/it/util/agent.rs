@@ -74,7 +74,7 @@ fn build_binary(package: &str) -> Result<PathBuf, String> {
         .and_then(Path::file_name)
         .and_then(OsStr::to_str)
         .ok_or_else(|| format!("`{}` is not inside a cargo target folder", exe.display()))?;
-    let mut cargo = std::process::Command::new(env!("CARGO"));
+    let mut cargo = super::paths::cargo();
     cargo.current_dir(root()).args([
         "build",
         "--package",
