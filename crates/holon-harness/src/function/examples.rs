@@ -67,6 +67,15 @@ struct State {
 }
 
 impl State {
+    /// The running entry of call `key`, taken out, if it is still its `attempt`'s: a later
+    /// attempt's entry stays.
+    fn take(&mut self, key: Key, attempt: u64) -> Option<Running> {
+        match self.running.get(&key) {
+            Some(r) if r.attempt == attempt => self.running.remove(&key),
+            _ => None,
+        }
+    }
+
     fn done(&self) -> bool {
         self.pending.is_empty() && self.running.is_empty() && self.again.is_empty()
     }
@@ -339,10 +348,7 @@ impl Flight {
             return;
         };
         // A call given up on that returned after all: its answer was given already.
-        if state.running.get(&key).is_none_or(|r| r.attempt != attempt) {
-            return;
-        }
-        let Some(running) = state.running.remove(&key) else {
+        let Some(running) = state.take(key, attempt) else {
             return;
         };
         let answer = match running.entered.as_ref().and_then(Entered::trouble) {
@@ -417,11 +423,8 @@ impl Flight {
         let Ok(mut state) = self.state.lock() else {
             return;
         };
-        if state.running.get(&key).is_none_or(|r| r.attempt != attempt) {
-            return;
-        }
         // Dropping the entry frees the call's place on the upstreams.
-        let Some(running) = state.running.remove(&key) else {
+        let Some(running) = state.take(key, attempt) else {
             return;
         };
         state.blocked += 1;
