@@ -56,6 +56,9 @@ use tokio::sync::{mpsc, oneshot};
 use crate::process::{Readiness, ServerProcess, ServerSpec};
 use crate::reporter::{Event, say};
 use holon_runtime::{Agent, AgentFuture, Ctx, Failure};
+use settling::Settling;
+
+mod settling;
 
 /// The function-mode protocol this harness speaks (the module's docs say it).
 pub(crate) const PROTOCOL: u64 = 1;
@@ -151,10 +154,10 @@ struct Inner {
     refused: Arc<OnceLock<String>>,
     /// Why it could not start, in one line, once it could not: what every call says.
     down: OnceLock<String>,
-    /// Held while a process that let a call run past `timeout_s` is asked whether it is
-    /// blocked (and replaced when it is): a call waits for the answer before it goes out, so
-    /// that it never goes to a process about to be replaced.
-    settling: Arc<tokio::sync::RwLock<()>>,
+    /// Claimed where a process let a call run past `timeout_s`, while it is asked whether it
+    /// is blocked (and replaced when it is): a call waits for the answer before it goes out,
+    /// so that it never goes to a process still blocked, or about to be replaced.
+    settling: Arc<Settling>,
     /// How many processes were replaced as blocked (or not to be asked): a call that sees the
     /// count move while it ran had its process replaced under it.
     replaced: AtomicU64,
@@ -203,7 +206,7 @@ impl Adapter {
             said: Arc::default(),
             refused: Arc::new(OnceLock::new()),
             down: OnceLock::new(),
-            settling: Arc::new(tokio::sync::RwLock::new(())),
+            settling: Settling::new(),
             replaced: AtomicU64::new(0),
         }))
     }
@@ -224,7 +227,7 @@ impl Adapter {
     /// Starts the process, when it is not running, before the first call: a call's
     /// `timeout_s` is not spent on the start.
     pub(crate) async fn ready(&self) {
-        drop(self.0.settling.read().await);
+        self.0.settling.settled().await;
         let _ = self.0.connection().await;
     }
 
@@ -313,6 +316,11 @@ impl Inner {
         let _ = self.connection().await;
     }
 
+    /// Whether `connection` is still the one calls go to: not replaced.
+    async fn current(&self, connection: &Arc<Connection>) -> bool {
+        matches!(&*self.state.lock().await, State::Up(up) if Arc::ptr_eq(up, connection))
+    }
+
     /// Whether the process of `connection` answers a ping in time.
     async fn pings(&self, connection: &Connection) -> bool {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
@@ -333,7 +341,8 @@ impl Inner {
     }
 
     async fn stuck(&self, since: u64) -> Stuck {
-        let _settling = self.settling.write().await;
+        let _claim = self.settling.claim();
+        let _turn = self.settling.turn().await;
         // Replaced under the call already: a cancelled call's ping found it blocked.
         if self.replaced.load(Ordering::SeqCst) != since {
             return Stuck::Blocked;
@@ -569,13 +578,15 @@ impl Drop for Cancel {
             return;
         };
         let (inner, connection) = (self.inner.clone(), self.connection.clone());
-        // Taken here, before the task runs, when it can be: the call tried next waits for it.
-        let taken = self.inner.settling.clone().try_write_owned().ok();
+        // Claimed here, before the task runs: the call that goes out next waits for it.
+        let claim = self.inner.settling.claim();
         handle.spawn(async move {
-            let _settling = match taken {
-                Some(taken) => taken,
-                None => inner.settling.clone().write_owned().await,
-            };
+            let _claim = claim;
+            let _turn = inner.settling.turn().await;
+            // Its process was replaced already (an earlier question found it blocked).
+            if !inner.current(&connection).await {
+                return;
+            }
             let greeted = matches!(connection.hello.get(), Some(Some(_)));
             if !greeted || !inner.pings(&connection).await {
                 inner.replace(&connection).await;
