@@ -577,7 +577,9 @@ fn cargo_holon_test_passes_libtest_arguments_through() {
 pub(crate) fn nextest_word_stats(filter: &str) -> Command {
     let mut command = crate::util::cargo();
     command
-        .args(["nextest", "run", "-p", "word-stats", "--test", "holon"])
+        // The workspace's test build, which the suite's nextest made: `-p word-stats` would
+        // resolve its features apart and compile the tree again for them.
+        .args(["nextest", "run", "--workspace", "-E", "binary_id(word-stats::holon)"])
         .args(["--no-fail-fast", "--color", "never", filter])
         .current_dir(root());
     command

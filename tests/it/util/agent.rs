@@ -75,21 +75,21 @@ fn build_binary(package: &str) -> Result<PathBuf, String> {
         .and_then(OsStr::to_str)
         .ok_or_else(|| format!("`{}` is not inside a cargo target folder", exe.display()))?;
     let mut cargo = super::paths::cargo();
-    cargo.current_dir(root()).args([
-        "build",
-        "--package",
-        package,
-        "--bin",
-        package,
-        "--message-format=json-render-diagnostics",
-    ]);
+    cargo
+        .current_dir(root())
+        .args(["build", "--message-format=json-render-diagnostics"]);
     match profile {
-        "debug" => {}
+        // The tests' build: every binary of the workspace with the features the workspace's
+        // test build resolved (`cargo nextest run --workspace` built them), so nothing is
+        // compiled again for one package's features.
+        "debug" => {
+            cargo.args(["--workspace", "--bins", "--tests"]);
+        }
         "release" => {
-            cargo.arg("--release");
+            cargo.args(["--package", package, "--bin", package, "--release"]);
         }
         other => {
-            cargo.args(["--profile", other]);
+            cargo.args(["--package", package, "--bin", package, "--profile", other]);
         }
     }
     if let Some(target) = exe.ancestors().find(|d| d.join("CACHEDIR.TAG").is_file()) {
@@ -109,7 +109,12 @@ fn build_binary(package: &str) -> Result<PathBuf, String> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == package)
+        .filter(|m| {
+            m["reason"] == "compiler-artifact"
+                && m["target"]["name"] == package
+                && m["target"]["kind"] == serde_json::json!(["bin"])
+                && m["profile"]["test"] == false
+        })
         .find_map(|m| m["executable"].as_str().map(PathBuf::from))
         .ok_or_else(|| format!("cargo built {package} but named no executable"))
 }
