@@ -579,7 +579,8 @@ pub(crate) fn nextest_word_stats(filter: &str) -> Command {
     command
         // The workspace's test build, which the suite's nextest made: `-p word-stats` would
         // resolve its features apart and compile the tree again for them.
-        .args(["nextest", "run", "--workspace", "-E", "binary_id(word-stats::holon)"])
+        .args(["nextest", "run", "--workspace"])
+        .args(["-E", "binary_id(word-stats::holon)"])
         .args(["--no-fail-fast", "--color", "never", filter])
         .current_dir(root());
     command
