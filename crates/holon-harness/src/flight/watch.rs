@@ -1,7 +1,12 @@
 //! The one watchdog of calls in flight: a call arms its deadline when it starts and disarms it
-//! when it ends; one thread of the harness waits until the earliest deadline (woken when one
-//! is armed, never on a fixed tick) and runs the action of each call still armed then. A
-//! function that blocks its worker cannot be cancelled: this is how the harness gives up on it.
+//! when it ends; one thread of the harness waits until the earliest deadline (never on a fixed
+//! tick) and runs the action of each call still armed then. A function that blocks its worker
+//! cannot be cancelled: this is how the harness gives up on it.
+//!
+//! A call costs no wake-up of that thread: calls arm deadlines in the order they start, each
+//! later than the one the thread already sleeps to, so arming wakes it only when the new
+//! deadline is earlier. The thread keeps the time it planned to wake at when the call it slept
+//! for ended, and from there sleeps to the earliest deadline armed since.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
@@ -27,6 +32,8 @@ struct State {
     armed: Vec<(u64, Instant, Action)>,
     next: u64,
     closed: bool,
+    /// When the thread wakes by itself (`None`: only when woken).
+    wakes: Option<Instant>,
 }
 
 impl Watchdog {
@@ -47,12 +54,16 @@ impl Watchdog {
         action: impl FnOnce() + Send + 'static,
     ) -> Deadline {
         let mut id = 0;
+        let mut sooner = true;
         if let Ok(mut state) = self.shared.state.lock() {
             state.next += 1;
             id = state.next;
             state.armed.push((id, at, Box::new(action)));
+            sooner = state.wakes.is_none_or(|wakes| at < wakes);
         }
-        self.shared.changed.notify_all();
+        if sooner {
+            self.shared.changed.notify_all();
+        }
         Deadline {
             watchdog: self.clone(),
             id,
@@ -106,6 +117,8 @@ impl Shared {
                 .partition(|(_, at, _)| *at <= now);
             state.armed = armed;
             if !due.is_empty() {
+                // Looks again once the actions ran: a deadline armed meanwhile need not wake it.
+                state.wakes = Some(now);
                 drop(state);
                 for (_, _, action) in due {
                     let _ = std::panic::catch_unwind(AssertUnwindSafe(action));
@@ -116,7 +129,11 @@ impl Shared {
                 };
                 continue;
             }
-            let earliest = state.armed.iter().map(|(_, at, _)| *at).min();
+            // With nothing armed, the time planned stays until it passes: the next call's
+            // deadline is likely later, and arming it then wakes nothing.
+            let earliest = (state.armed.iter().map(|(_, at, _)| *at).min())
+                .or(state.wakes.filter(|wakes| *wakes > now));
+            state.wakes = earliest;
             state = match earliest {
                 None => (self.changed.wait(state)).unwrap_or_else(PoisonError::into_inner),
                 Some(at) => {
@@ -168,5 +185,28 @@ mod tests {
             rx.recv_timeout(Duration::from_secs(10)),
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected)
         );
+    }
+
+    #[test]
+    fn a_deadline_later_than_the_one_the_thread_sleeps_to_runs_without_waking_it() {
+        let watchdog = Watchdog::start("holon-test-watch").unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let now = Instant::now();
+        // The thread sleeps to the first deadline; its call ends before it.
+        let first = watchdog.arm(now + Duration::from_millis(100), || {});
+        drop(first);
+        let later = tx.clone();
+        let _second = watchdog.arm(now + Duration::from_millis(200), move || {
+            let _ = later.send(Instant::now());
+        });
+        let ran = rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        assert!(ran >= now + Duration::from_millis(200));
+        // A sooner deadline than the one it sleeps to wakes it.
+        let _long = watchdog.arm(Instant::now() + Duration::from_secs(3600), || {});
+        let soon = tx.clone();
+        let _short = watchdog.arm(Instant::now() + Duration::from_millis(50), move || {
+            let _ = soon.send(Instant::now());
+        });
+        assert!(rx.recv_timeout(Duration::from_secs(10)).is_ok());
     }
 }
