@@ -47,7 +47,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -485,15 +485,21 @@ impl Inner {
         }))
     }
 
-    async fn call(self: Arc<Inner>, input: Value, ctx: Ctx) -> Result<Value, Failure> {
+    /// A call whose `timeout_s` runs out at `due` (none known before the run's settings).
+    async fn call(
+        self: Arc<Inner>,
+        input: Value,
+        ctx: Ctx,
+        due: Option<Instant>,
+    ) -> Result<Value, Failure> {
         drop(self.alone.read().await);
-        let mut reply = self.attempt(input.clone(), None).await?.0;
+        let mut reply = self.attempt(input.clone(), None, due).await?.0;
         // In flight when the process exited: tried again alone, on a process started again, so
         // that only the call that ends it fails; again while the exit came after it had let the
         // next call go beside it.
         while let Reply::Exited(_) = reply {
             let alone = self.alone.write().await;
-            let (again, held) = self.attempt(input.clone(), Some(alone)).await?;
+            let (again, held) = self.attempt(input.clone(), Some(alone), due).await?;
             reply = again;
             if held {
                 break;
@@ -516,6 +522,7 @@ impl Inner {
         self: &Arc<Self>,
         input: Value,
         alone: Option<tokio::sync::RwLockWriteGuard<'_, ()>>,
+        due: Option<Instant>,
     ) -> Result<(Reply, bool), Failure> {
         let connection = self.connection().await.map_err(Failure::from)?;
         let id = self.next.fetch_add(1, Ordering::Relaxed);
@@ -523,20 +530,22 @@ impl Inner {
         if let Ok(mut waiting) = connection.waiting.lock() {
             waiting.insert(id, tx);
         }
-        let line = format!("{}\n", json!({"id": id, "input": input}));
-        if connection.send.send(line).is_err() {
-            return Err(Failure::from(Lost(
-                "the agent's function mode closed its connection".into(),
-            )));
-        }
         // Dropped before its answer (the run passed `timeout_s`): the process is told to abort,
-        // and replaced when it answers nothing else either.
+        // and replaced when it answers nothing else either. Known as sent until then.
         let mut guard = Cancel {
             id,
             connection: connection.clone(),
             inner: self.clone(),
             done: false,
+            _sent: due.map(|due| self.settling.sent(id, due)),
         };
+        let line = format!("{}\n", json!({"id": id, "input": input}));
+        if connection.send.send(line).is_err() {
+            guard.done = true;
+            return Err(Failure::from(Lost(
+                "the agent's function mode closed its connection".into(),
+            )));
+        }
         let mut rx = rx;
         let (reply, held) = match alone {
             None => (rx.await, false),
@@ -562,6 +571,8 @@ struct Cancel {
     connection: Arc<Connection>,
     inner: Arc<Inner>,
     done: bool,
+    /// The call as sent, dropped after `drop` has claimed its question.
+    _sent: Option<settling::Sent>,
 }
 
 impl Drop for Cancel {
@@ -597,7 +608,10 @@ impl Drop for Cancel {
 
 impl Agent for Adapter {
     fn call(&self, input: Value, ctx: Ctx) -> AgentFuture {
-        Box::pin(self.0.clone().call(input, ctx))
+        // Taken as the runtime takes the call, before its `timeout_s` starts: when the runtime
+        // lets the call go, `due` has passed.
+        let due = self.0.limit.get().map(|limit| Instant::now() + *limit);
+        Box::pin(self.0.clone().call(input, ctx, due))
     }
 }
 

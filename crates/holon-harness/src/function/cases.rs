@@ -127,6 +127,10 @@ impl Cases {
                         plant,
                     } = call;
                     let inputs = std::slice::from_ref(&input);
+                    // To a process that answers: not one a call let go before blocks.
+                    if let Some(adapter) = &me.adapter {
+                        adapter.ready().await;
+                    }
                     let entered = match &me.upstreams {
                         Some(u) => Some(
                             u.enter_with(Pass::Function, scope, inputs, Some(plant))
@@ -230,8 +234,13 @@ impl Cases {
                         break;
                     };
                     let (function, tx) = (function.clone(), tx.clone());
-                    let watchdog = watchdog.clone();
+                    let (watchdog, adapter) = (watchdog.clone(), adapter.clone());
                     tasks.spawn(async move {
+                        // A call let go past `timeout_s` before this one had a place may have
+                        // blocked its process: this one goes to a process that answers.
+                        if let Some(adapter) = &adapter {
+                            adapter.ready().await;
+                        }
                         let at = Instant::now() + limit + BLOCKED_GRACE;
                         let deadline = watchdog.as_ref().map(|watchdog| {
                             let tx = tx.clone();
